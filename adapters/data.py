@@ -1,0 +1,154 @@
+"""Where benchmark data comes from: the Hub, a local copy, or the bundled mini split.
+
+One rule for every benchmark, read when data is loaded (never at import):
+
+- `LMMS_AGENTIC_DATA_<BENCHMARK>=/path` (e.g. `LMMS_AGENTIC_DATA_ROBOVISTA`) — this benchmark's copy;
+- `LMMS_AGENTIC_DATA=mini` — the bundled mini splits (`tasks/<benchmark>/data/mini`), smoke tests only;
+- `LMMS_AGENTIC_DATA=/root` — local copies at `/root/<benchmark>`;
+- neither set — the real dataset from the Hugging Face Hub.
+
+A local copy may be laid out as downloaded from the Hub (parquet files, e.g.
+`data/train-00000-of-00001.parquet`, or a `data.json` plus media) or be a `Dataset.save_to_disk`
+folder. Data is never swapped silently: if the chosen location cannot be loaded, `DataLoadError`
+says where it looked and how to fix it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import datasets
+
+DATA_ENV = "LMMS_AGENTIC_DATA"
+MINI = "mini"
+JSON_NAMES = ("data.json", "data.jsonl")
+
+Kind = Literal["hub", "mini", "local"]
+
+
+class DataLoadError(RuntimeError):
+    """The benchmark data could not be loaded from the location the environment chose."""
+
+
+@dataclass(frozen=True)
+class DataSource:
+    """How a benchmark is published: Hub id, config, split and pinned revision."""
+
+    benchmark: str
+    hub_id: str
+    split: str
+    revision: str | None = None
+    config: str | None = None
+
+    @property
+    def env_override(self) -> str:
+        return f"{DATA_ENV}_{self.benchmark.upper()}"
+
+
+@dataclass(frozen=True)
+class Location:
+    """The resolved place to load from and the setting that chose it (for messages and logs)."""
+
+    kind: Kind
+    where: str
+    chosen_by: str
+
+    def describe(self) -> str:
+        return f"{self.kind} data at {self.where} (chosen by {self.chosen_by})"
+
+
+def mini_dir(benchmark: str) -> Path:
+    """The bundled mini split of a benchmark inside the installed task package."""
+    return Path(str(resources.files("lmms_agentic.tasks"))) / benchmark / "data" / "mini"
+
+
+def locate(source: DataSource, environ: dict[str, str] | None = None) -> Location:
+    """Resolve the data location from the environment (see the module docstring for the order)."""
+    env = os.environ if environ is None else environ
+    override = env.get(source.env_override, "").strip()
+    if override:
+        if override == MINI:
+            return Location("mini", str(mini_dir(source.benchmark)), f"{source.env_override}=mini")
+        return Location("local", str(Path(override).expanduser()), f"{source.env_override}={override}")
+    root = env.get(DATA_ENV, "").strip()
+    if root == MINI:
+        return Location("mini", str(mini_dir(source.benchmark)), f"{DATA_ENV}=mini")
+    if root:
+        return Location("local", str(Path(root).expanduser() / source.benchmark), f"{DATA_ENV}={root}")
+    where = source.hub_id + (f"@{source.revision}" if source.revision else "")
+    return Location("hub", where, f"{DATA_ENV} unset")
+
+
+def _fix_hint(source: DataSource) -> str:
+    return (
+        "Fix it in one of these ways:\n"
+        f"  - real data from the Hub: unset {DATA_ENV} and {source.env_override}, make the Hub reachable "
+        "(and run `huggingface-cli login` if the dataset is gated);\n"
+        f"  - a local copy: `huggingface-cli download {source.hub_id} --repo-type dataset "
+        f"--local-dir /data/{source.benchmark}` on a connected machine, then set {DATA_ENV}=/data "
+        f"(or {source.env_override}=/data/{source.benchmark});\n"
+        f"  - smoke test only: {DATA_ENV}=mini runs the bundled mini split (not a benchmark score)."
+    )
+
+
+def _select_split(loaded: datasets.Dataset | datasets.DatasetDict, split: str, where: str) -> datasets.Dataset:
+    if isinstance(loaded, datasets.DatasetDict):
+        if split in loaded:
+            return loaded[split]
+        if len(loaded) == 1:
+            return next(iter(loaded.values()))
+        raise DataLoadError(f"{where} has splits {sorted(loaded)} but not {split!r}")
+    return loaded
+
+
+def _split_files(files: Sequence[Path], split: str) -> list[Path]:
+    """Parquet files of one split in the Hub layouts `<split>-*.parquet`, `<split>.parquet`, `<split>/*`."""
+    chosen = [f for f in files if f.name.startswith(f"{split}-") or f.stem == split or f.parent.name == split]
+    return sorted(chosen or files)
+
+
+def load_local(path: Path, split: str) -> datasets.Dataset:
+    """Load one split from a local folder (save_to_disk folder, parquet files, or data.json)."""
+    if not path.exists():
+        raise DataLoadError(f"the folder {path} does not exist")
+    if (path / "dataset_dict.json").exists() or (path / "state.json").exists():
+        return _select_split(datasets.load_from_disk(str(path)), split, str(path))
+    parquet = sorted(path.rglob("*.parquet"))
+    if parquet:
+        files = [str(f) for f in _split_files(parquet, split)]
+        return datasets.load_dataset("parquet", data_files={split: files}, split=split)
+    for name in JSON_NAMES:
+        json_file = path / name
+        if json_file.exists():
+            return datasets.load_dataset("json", data_files={split: str(json_file)}, split=split)
+    raise DataLoadError(
+        f"{path} holds neither parquet files, nor {' / '.join(JSON_NAMES)}, nor a save_to_disk folder"
+    )
+
+
+def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tuple[datasets.Dataset, Location]:
+    """Load the raw split of a benchmark from the location the environment chooses."""
+    location = locate(source, environ)
+    try:
+        if location.kind == "hub":
+            dataset = datasets.load_dataset(source.hub_id, name=source.config, split=source.split,
+                                            revision=source.revision)
+        else:
+            dataset = load_local(Path(location.where), source.split)
+    except DataLoadError as exc:
+        raise DataLoadError(
+            f"Could not load {source.benchmark}: {exc}.\nLooked at: {location.describe()}.\n{_fix_hint(source)}"
+        ) from exc
+    except Exception as exc:  # the Hub or the datasets library failed: say where and how to fix it
+        raise DataLoadError(
+            f"Could not load {source.benchmark} ({type(exc).__name__}: {exc}).\n"
+            f"Looked at: {location.describe()}.\n{_fix_hint(source)}"
+        ) from exc
+    if not isinstance(dataset, datasets.Dataset):
+        raise DataLoadError(f"{location.describe()} did not give a single split for {source.benchmark}")
+    return dataset, location

@@ -1,0 +1,1 @@
+"""Per-source normalisers: one module per raw schema, each turning raw rows into `McqDoc`."""

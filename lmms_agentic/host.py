@@ -1,0 +1,106 @@
+"""Zero-flag task discovery: the one module that touches lmms-eval internals.
+
+Why this exists: lmms-eval 0.7 has no entry-point group for *tasks*, only for models
+(`lmms_eval.models`), and its `LMMS_EVAL_PLUGINS` variable adds plugin tasks only after the
+task index has been built (so it does not work from the CLI). lmms-eval does, however, load every
+`lmms_eval.models` entry point when `lmms_eval.models` is first imported, which the CLI does
+before it builds its `TaskManager`. `register()` is that entry point: it registers no model and
+wraps `TaskManager.initialize_tasks` so that our task folder is appended to every task index.
+
+The wrap is guarded by the lmms-eval version it was written against. If the host is a different
+version or its internals are not as expected, `register()` logs one warning that names the
+supported fallback (`--include_path "$(python -m lmms_agentic tasks-dir)"`) and changes nothing.
+Set `LMMS_AGENTIC_AUTO_REGISTER=0` to opt out.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import os
+from collections.abc import Callable
+from typing import Any
+
+from lmms_agentic import tasks_dir
+
+SUPPORTED_HOST_VERSIONS = ("0.7.",)
+OPT_OUT_ENV = "LMMS_AGENTIC_AUTO_REGISTER"
+_WRAPPED_MARKER = "__lmms_agentic_wrapped__"
+
+log = logging.getLogger("lmms_agentic")
+
+
+def _fallback_hint() -> str:
+    return (
+        'run lmms-eval with --include_path "$(python -m lmms_agentic tasks-dir)" '
+        "(or TaskManager(include_path=lmms_agentic.tasks_dir()) in Python)"
+    )
+
+
+def _with_our_tasks(include_path: str | list[str] | None) -> list[str]:
+    """The caller's include paths plus ours, without duplicates, keeping the caller's order first."""
+    paths = [include_path] if isinstance(include_path, str) else list(include_path or [])
+    ours = tasks_dir()
+    normalised = {os.path.realpath(p) for p in paths}
+    if os.path.realpath(ours) not in normalised:
+        paths.append(ours)
+    return paths
+
+
+def _host_problem() -> str | None:
+    """Why the host cannot be extended automatically, or None when it can."""
+    try:
+        from importlib.metadata import version
+
+        host_version = version("lmms_eval")
+    except Exception as exc:  # the distribution metadata is missing or unreadable
+        return f"cannot read the lmms-eval version ({exc})"
+    if not host_version.startswith(SUPPORTED_HOST_VERSIONS):
+        return f"lmms-eval {host_version} is not a version this hook was written for ({SUPPORTED_HOST_VERSIONS})"
+    try:
+        from lmms_eval.tasks import TaskManager
+    except Exception as exc:
+        return f"cannot import lmms_eval.tasks.TaskManager ({exc})"
+    method = getattr(TaskManager, "initialize_tasks", None)
+    if method is None or "include_path" not in inspect.signature(method).parameters:
+        return "TaskManager.initialize_tasks(include_path=...) is not there"
+    return None
+
+
+def install_task_path() -> bool:
+    """Make every `TaskManager` index our tasks. Returns True when the hook is active."""
+    if os.environ.get(OPT_OUT_ENV, "1").strip().lower() in {"0", "false", "no", "off"}:
+        return False
+    problem = _host_problem()
+    if problem is not None:
+        log.warning("lmms-agentic could not register its tasks automatically: %s. Instead, %s.",
+                    problem, _fallback_hint())
+        return False
+
+    from lmms_eval.tasks import TaskManager
+
+    original: Callable[..., Any] = TaskManager.initialize_tasks
+    if getattr(original, _WRAPPED_MARKER, False):
+        return True
+
+    @functools.wraps(original)
+    def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
+        return original(self, include_path=_with_our_tasks(include_path), include_defaults=include_defaults)
+
+    setattr(initialize_tasks, _WRAPPED_MARKER, True)
+    TaskManager.initialize_tasks = initialize_tasks  # type: ignore[method-assign]
+    return True
+
+
+def register() -> list[Any]:
+    """`lmms_eval.models` entry point: adds our task folder to the task index; registers no model.
+
+    lmms-eval swallows exceptions from entry points, so nothing here may raise: any surprise is
+    reported as a single warning with the `--include_path` fallback.
+    """
+    try:
+        install_task_path()
+    except Exception as exc:  # never break the host's model registry
+        log.warning("lmms-agentic task registration failed (%s). Instead, %s.", exc, _fallback_hint())
+    return []
