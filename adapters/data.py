@@ -87,7 +87,7 @@ def locate(source: DataSource, environ: dict[str, str] | None = None) -> Locatio
 def _fix_hint(source: DataSource) -> str:
     return (
         "Fix it in one of these ways:\n"
-        f"  - real data from the Hub: unset {DATA_ENV} and {source.env_override}, make the Hub reachable "
+        f"  - real data from the Hub ({DATA_ENV} and {source.env_override} unset): make the Hub reachable "
         "(and run `huggingface-cli login` if the dataset is gated);\n"
         f"  - a local copy: `huggingface-cli download {source.hub_id} --repo-type dataset "
         f"--local-dir /data/{source.benchmark}` on a connected machine, then set {DATA_ENV}=/data "

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import pathlib
@@ -163,7 +164,10 @@ def _train_tokenizer() -> Any:
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     # Same pipeline shape as Qwen2's tokenizer: NFC, a split regex, then byte-level BPE.
-    split = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    split = (
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"""
+        r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    )
     tok = Tokenizer(models.BPE(unk_token=None, fuse_unk=False, byte_fallback=False))
     tok.normalizer = normalizers.NFC()
     tok.pre_tokenizer = pre_tokenizers.Sequence(
@@ -186,18 +190,10 @@ def _train_tokenizer() -> Any:
 
 def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
     import torch
-    import transformers
-    from transformers import (
-        GenerationConfig,
-        PreTrainedTokenizerFast,
-        Qwen2_5_VLConfig,
-        Qwen2_5_VLForConditionalGeneration,
-        Qwen2_5_VLProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
-    )
 
-    tokenizer = PreTrainedTokenizerFast(
+    # Loaded as Any: transformers' annotations vary across versions and are not needed here.
+    tf: Any = importlib.import_module("transformers")
+    tokenizer = tf.PreTrainedTokenizerFast(
         tokenizer_object=_train_tokenizer(),
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
@@ -237,7 +233,7 @@ def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
         "fullatt_block_indexes": [1],
         "tokens_per_second": 2,
     }
-    config = Qwen2_5_VLConfig(
+    config = tf.Qwen2_5_VLConfig(
         text_config=text,
         vision_config=vision,
         image_token_id=ids["<|image_pad|>"],
@@ -247,8 +243,8 @@ def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
         tie_word_embeddings=False,
     )
     torch.manual_seed(seed)
-    model = Qwen2_5_VLForConditionalGeneration(config).to(torch.float32).eval()
-    model.generation_config = GenerationConfig(
+    model = tf.Qwen2_5_VLForConditionalGeneration(config).to(torch.float32).eval()
+    model.generation_config = tf.GenerationConfig(
         do_sample=False,
         max_new_tokens=16,
         bos_token_id=ids["<|endoftext|>"],
@@ -258,14 +254,19 @@ def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
     model.save_pretrained(root, safe_serialization=True)
 
     pixels = {"shortest_edge": MIN_PIXELS, "longest_edge": MAX_PIXELS}
-    vision_kwargs: dict[str, Any] = {"size": pixels, "patch_size": 14, "temporal_patch_size": 2, "merge_size": 2}
+    vision_kwargs: dict[str, Any] = {
+        "size": pixels,
+        "patch_size": 14,
+        "temporal_patch_size": 2,
+        "merge_size": 2,
+    }
     video_kwargs = dict(vision_kwargs)
-    if hasattr(Qwen2VLVideoProcessor, "cap_pixels_per_frame"):  # the qwen-vl-utils behaviour, no warning
+    if hasattr(tf.Qwen2VLVideoProcessor, "cap_pixels_per_frame"):  # the qwen-vl-utils behaviour, no warning
         video_kwargs["cap_pixels_per_frame"] = True
-    processor = Qwen2_5_VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**vision_kwargs),
+    processor = tf.Qwen2_5_VLProcessor(
+        image_processor=tf.Qwen2VLImageProcessor(**vision_kwargs),
         tokenizer=tokenizer,
-        video_processor=Qwen2VLVideoProcessor(**video_kwargs),
+        video_processor=tf.Qwen2VLVideoProcessor(**video_kwargs),
         chat_template=CHAT_TEMPLATE,
     )
     processor.save_pretrained(root)
@@ -273,7 +274,7 @@ def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
     return {
         "builder_version": BUILDER_VERSION,
         "seed": seed,
-        "transformers": transformers.__version__,
+        "transformers": tf.__version__,
         "torch": torch.__version__,
         "parameters": sum(p.numel() for p in model.parameters()),
         "vocab_size": vocab_size,
@@ -316,7 +317,7 @@ def build_tiny_qwen2_5_vl(out_dir: str | os.PathLike[str], seed: int = 0) -> pat
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m lmms_agentic.tiny_vlm",
-        description="Build a tiny random-weight Qwen2.5-VL checkpoint (no download) for lmms-eval plumbing tests.",
+        description="Build a tiny random-weight Qwen2.5-VL checkpoint (no download) for lmms-eval plumbing.",
     )
     parser.add_argument("out_dir", help="folder to write the checkpoint into (reused if already built)")
     parser.add_argument("--seed", type=int, default=0, help="seed for the random weights (default 0)")

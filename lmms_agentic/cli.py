@@ -1,0 +1,48 @@
+"""Command line: `python -m lmms_agentic <command>` (also installed as `lmms-agentic`).
+
+Commands:
+  tasks-dir           print the task folder for lmms-eval's --include_path
+  report FOLDER       write the markdown report and per-domain charts for a finished run
+  demo                run every benchmark's mini split through the real lmms-eval CLI offline
+  tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from lmms_agentic import tasks_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("tasks-dir", help="print the task folder for lmms-eval --include_path")
+    report = commands.add_parser("report", help="write a report for a finished lmms-eval run")
+    report.add_argument("folder", type=Path, help="the --output_path of the run")
+    demo = commands.add_parser("demo", help="offline smoke run of every benchmark on its mini split")
+    demo.add_argument("--output", type=Path, default=Path("runs/demo"))
+    demo.add_argument("--skip-tiny-vlm", action="store_true", help="only run the constant-answer dummy model")
+    tiny = commands.add_parser("tiny-vlm", help="build the tiny random-weight VLM checkpoint")
+    tiny.add_argument("out_dir", type=Path)
+    tiny.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    if args.command == "tasks-dir":
+        print(tasks_dir())
+        return 0
+    if args.command == "report":
+        from lmms_agentic.report import write_report
+
+        path, text = write_report(args.folder)
+        print(text)
+        print(f"report written to {path}")
+        return 0
+    if args.command == "demo":
+        from lmms_agentic.demo import run_demo
+
+        return run_demo(args.output, with_tiny_vlm=not args.skip_tiny_vlm)
+    from lmms_agentic.tiny_vlm import main as tiny_main
+
+    return tiny_main([str(args.out_dir), "--seed", str(args.seed)])

@@ -1,0 +1,83 @@
+"""`make demo`: every registered benchmark's mini split through the real lmms-eval CLI, offline.
+
+Two runs, each a plain `lmms-eval` command (printed before it starts, so it can be copied):
+1. `--model dummy` (always answers "A") over every task variant: exercises loading, prompts,
+   extraction, aggregation and the report; its accuracy must equal the share of gold "A" answers.
+2. the tiny random-weight Qwen2.5-VL through lmms-eval's `qwen2_5_vl` chat backend (images,
+   chat template, generation) on the zero-shot RoboVista group.
+
+Both are smoke tests of the plumbing, not benchmark scores; the closing banner says so and shows the
+command a GPU user runs instead. lmms-eval exits 0 even when an evaluation fails, so each run is
+checked for its results file and for "Error during evaluation" in the log.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lmms_agentic.report import latest_results, write_report
+
+DEMO_TASKS = ["robovista", "robovista_cot", "robovista_confidence", "robovista_icl", "robovista_icl_reasoning"]
+TINY_VLM_TASKS = ["robovista"]
+GPU_COMMAND = (
+    "lmms-eval --model vllm --model_args model=Qwen/Qwen2.5-VL-7B-Instruct "
+    "--tasks robovista,robovista_cot,robovista_icl --output_path runs/qwen2_5_vl_7b --log_samples"
+)
+
+
+def _lmms_eval() -> list[str]:
+    return [sys.executable, "-m", "lmms_eval"]
+
+
+def run_cli(args: list[str], output: Path, log_name: str) -> Path:
+    """Run the lmms-eval CLI with the mini data and return the newest results file it wrote."""
+    output.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "LMMS_AGENTIC_DATA": "mini", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    command = [*_lmms_eval(), *args, "--output_path", str(output), "--log_samples"]
+    print(f"\n$ LMMS_AGENTIC_DATA=mini {shlex.join(['lmms-eval', *command[3:]])}", flush=True)
+    started = time.monotonic()
+    log_file = output / log_name
+    with log_file.open("w") as log:
+        completed = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
+    log_text = log_file.read_text()
+    if completed.returncode != 0 or "Error during evaluation" in log_text:
+        tail = "\n".join(log_text.splitlines()[-30:])
+        raise RuntimeError(f"lmms-eval failed (exit {completed.returncode}); log {log_file}:\n{tail}")
+    results = latest_results(output)
+    print(f"  finished in {time.monotonic() - started:.0f} s -> {results}", flush=True)
+    return results
+
+
+def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
+    started = time.monotonic()
+    print("lmms-agentic demo: bundled mini splits, offline models (smoke tests, not benchmark scores)")
+    dummy_dir = output / "dummy"
+    run_cli(["--model", "dummy", "--tasks", ",".join(DEMO_TASKS)], dummy_dir, "lmms_eval.log")
+    report, text = write_report(dummy_dir)
+    print(text)
+    print(f"report: {report}")
+    if with_tiny_vlm:
+        from lmms_agentic.tiny_vlm import build_tiny_qwen2_5_vl, model_args
+
+        checkpoint = build_tiny_qwen2_5_vl(output / "tiny-qwen2_5_vl")
+        vlm_dir = output / "tiny_vlm"
+        run_cli(["--model", "qwen2_5_vl", "--model_args", model_args(checkpoint), "--tasks",
+                 ",".join(TINY_VLM_TASKS), "--gen_kwargs", "max_new_tokens=8", "--batch_size", "1"],
+                vlm_dir, "lmms_eval.log")
+        report, text = write_report(vlm_dir)
+        print(text)
+        print(f"report: {report}")
+    print(
+        "\n" + "=" * 100 + "\n"
+        "These numbers come from SMOKE-TEST models: `dummy` always answers \"A\" (its accuracy equals the\n"
+        "share of gold \"A\" answers) and the tiny Qwen2.5-VL has random weights. They check the plumbing,\n"
+        "not a model. On a GPU machine with Hub access, run the real benchmarks with e.g.:\n\n"
+        f"  {GPU_COMMAND}\n  python -m lmms_agentic report runs/qwen2_5_vl_7b\n" + "=" * 100
+    )
+    print(f"demo finished in {time.monotonic() - started:.0f} s")
+    return 0

@@ -1,0 +1,160 @@
+"""Run report: benchmark-level tables and per-domain charts from lmms-eval's result and sample files.
+
+lmms-eval reports each subtask on its own and averages groups; breakdowns that cut across
+subtasks (RoboVista's ability types over all domains) need the per-sample payloads. This module
+reads `<ts>_results.json` and the `<ts>_samples_<task>.jsonl` files written next to it (run with
+`--log_samples`), pools each group's subtasks, and writes `<ts>_report.md` plus one
+`<ts>_<benchmark>_domains.png` bar chart per benchmark into the same folder.
+
+It relies only on the payload fields every MCQ task logs: `id`, `domain`, `correct`,
+`correct_strict`, `pred`, and optionally `ability_split` / `ability_type`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lmms_agentic.adapters import stats
+
+EXCLUDED_FROM_BREAKDOWNS = "unknown"
+
+
+@dataclass
+class Variant:
+    """One reported row: a group (its subtasks pooled) or a standalone task."""
+
+    name: str
+    tasks: list[str]
+    items: list[dict[str, Any]]
+
+
+def latest_results(folder: Path) -> Path:
+    """The newest `*_results.json` under `folder` (lmms-eval may add a model sub-folder)."""
+    found = sorted(folder.rglob("*_results.json"), key=lambda p: p.name)
+    if not found:
+        raise FileNotFoundError(f"no *_results.json under {folder}; run lmms-eval with --output_path {folder}")
+    return found[-1]
+
+
+def _payloads(sample_file: Path) -> list[dict[str, Any]]:
+    items = []
+    with sample_file.open() as handle:
+        for line in handle:
+            record = json.loads(line)
+            payload = next((v for v in record.values() if isinstance(v, dict) and "correct" in v), None)
+            if payload is not None:
+                items.append(payload)
+    return sorted(items, key=lambda item: str(item["id"]))
+
+
+def collect(results_file: Path) -> tuple[dict[str, Any], list[Variant]]:
+    """The results JSON and one `Variant` per top-level group or standalone task that logged samples."""
+    results = json.loads(results_file.read_text())
+    stamp = results_file.name.removesuffix("_results.json")
+    samples = {p.name.removeprefix(f"{stamp}_samples_").removesuffix(".jsonl"): p
+               for p in results_file.parent.glob(f"{stamp}_samples_*.jsonl")}
+    groups: Mapping[str, list[str]] = {name: subtasks for name, subtasks in results.get("group_subtasks", {}).items()
+                                       if subtasks}
+    members = {task for subtasks in groups.values() for task in subtasks}
+    variants = []
+    for name in sorted(groups) + sorted(t for t in samples if t not in members and t not in groups):
+        tasks = groups.get(name, [name])
+        items = [item for task in tasks if task in samples for item in _payloads(samples[task])]
+        if items:
+            variants.append(Variant(name, list(tasks), items))
+    return results, variants
+
+
+def _fmt(value: float) -> str:
+    return "n/a" if value != value else f"{value:.1f}"
+
+
+def _breakdown_rows(variant: Variant, field: str) -> list[str]:
+    rows = []
+    for name, (acc, n) in stats.breakdown(variant.items, field).items():
+        if name != EXCLUDED_FROM_BREAKDOWNS:
+            rows.append(f"| {variant.name} | {field} | {name} | {n} | {_fmt(acc)} |")
+    return rows
+
+
+def letter_shares(items: Iterable[Mapping[str, Any]], field: str) -> dict[str, float]:
+    counts = Counter(str(item.get(field)) for item in items)
+    total = sum(counts.values())
+    return {letter: 100.0 * n / total for letter, n in sorted(counts.items())}
+
+
+def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path]) -> str:
+    config = results.get("config", {})
+    lines = [
+        "# lmms-agentic run report",
+        "",
+        f"- model: `{config.get('model')}` `{config.get('model_args') or ''}`",
+        f"- lmms-eval {results.get('lmms_eval_version', '?')}; versions: "
+        + ", ".join(f"{v.name} v{results.get('versions', {}).get(v.name, '?')}" for v in variants),
+        "- accuracy in %; unanswered items count as wrong (papers' convention); "
+        "rows without a domain/ability label count only in `all`.",
+        "",
+        "| benchmark / variant | n | parity acc | strict acc | no answer | gold-letter shares | predicted-letter shares |",
+        "|---|---:|---:|---:|---:|---|---|",
+    ]
+    for v in variants:
+        gold = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "answer").items())
+        pred = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "pred").items())
+        no_answer = stats.rate(v.items, lambda item: item.get("pred_strict") is None)
+        lines.append(f"| {v.name} | {len(v.items)} | {_fmt(stats.accuracy(v.items, 'correct'))} | "
+                     f"{_fmt(stats.accuracy(v.items, 'correct_strict'))} | {_fmt(no_answer)} | {gold} | {pred} |")
+    lines += ["", "## Breakdowns (parity accuracy)", "", "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
+    for v in variants:
+        for field in ("domain", "ability_split", "ability_type"):
+            if all(field in item for item in v.items):
+                lines += _breakdown_rows(v, field)
+    if charts:
+        lines += ["", "## Charts", ""] + [f"![{c.stem}]({c.name})" for c in charts]
+    return "\n".join(lines) + "\n"
+
+
+def plot_domains(variants: list[Variant], target: Path) -> Path:
+    """Grouped bar chart: parity accuracy per domain (x) for each variant (bars)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    domains = sorted({str(i["domain"]) for v in variants for i in v.items} - {EXCLUDED_FROM_BREAKDOWNS})
+    width = 0.8 / max(1, len(variants))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(domains)), 4.0))
+    for k, v in enumerate(variants):
+        table = stats.breakdown(v.items, "domain")
+        values = [table.get(d, (float("nan"), 0))[0] for d in domains]
+        ax.bar([x + k * width for x in range(len(domains))], values, width, label=v.name)
+    ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(domains))])
+    ax.set_xticklabels([d.replace("_", "\n") for d in domains], fontsize=8)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7)
+    ax.set_title(target.stem)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+    return target
+
+
+def write_report(folder: Path) -> tuple[Path, str]:
+    """Write the markdown report and charts next to the newest results file; returns (path, text)."""
+    results_file = latest_results(folder)
+    results, variants = collect(results_file)
+    stamp = results_file.name.removesuffix("_results.json")
+    benchmarks: dict[str, list[Variant]] = {}
+    for v in variants:
+        benchmarks.setdefault(v.name.split("_")[0], []).append(v)
+    charts = [plot_domains(vs, results_file.parent / f"{stamp}_{name}_domains.png")
+              for name, vs in sorted(benchmarks.items())]
+    text = render_markdown(results, variants, charts)
+    target = results_file.parent / f"{stamp}_report.md"
+    target.write_text(text)
+    return target, text
