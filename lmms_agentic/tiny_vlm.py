@@ -1,6 +1,6 @@
 """Build a tiny random-weight Qwen2.5-VL checkpoint locally, with no download.
 
-The checkpoint (about 200k parameters, a few MB on disk) has the real Qwen2.5-VL architecture, a
+The checkpoint (about 240k parameters, about 1 MB on disk) has the real Qwen2.5-VL architecture, a
 byte-level BPE tokenizer trained here with the `tokenizers` library on a small built-in corpus, the
 Qwen2.5-VL special tokens, an image processor, a video processor and a Qwen2-VL-style chat template.
 Its weights are random: it is a plumbing check for lmms-eval's ``qwen2_5_vl`` backend (chat and
@@ -114,8 +114,11 @@ _CORPUS: tuple[str, ...] = (
 
 def model_args(path: str | os.PathLike[str]) -> str:
     """The lmms-eval ``--model_args`` string for the ``qwen2_5_vl`` backend on CPU."""
+    resolved = pathlib.Path(path).resolve()
+    if "," in str(resolved):  # lmms-eval splits model_args on commas
+        raise ValueError(f"checkpoint path must not contain a comma: {resolved}")
     return (
-        f"pretrained={pathlib.Path(path).resolve()},device=cpu,device_map=cpu,attn_implementation=sdpa,"
+        f"pretrained={resolved},device=cpu,device_map=cpu,attn_implementation=sdpa,"
         f"min_pixels={MIN_PIXELS},max_pixels={MAX_PIXELS},max_num_frames={MAX_NUM_FRAMES}"
     )
 
@@ -193,14 +196,14 @@ def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
 
     # Loaded as Any: transformers' annotations vary across versions and are not needed here.
     tf: Any = importlib.import_module("transformers")
-    tokenizer = tf.PreTrainedTokenizerFast(
+    # Qwen2TokenizerFast: Qwen2_5_VLProcessor checks the class in transformers 4.x (v5 keeps it as an alias).
+    tokenizer = tf.Qwen2TokenizerFast(
         tokenizer_object=_train_tokenizer(),
         eos_token="<|im_end|>",
         pad_token="<|endoftext|>",
         unk_token=None,
         model_max_length=32768,
         clean_up_tokenization_spaces=False,
-        split_special_tokens=False,
     )
     tokenizer.chat_template = CHAT_TEMPLATE
     ids = {token: int(tokenizer.convert_tokens_to_ids(token)) for token in SPECIAL_TOKENS}
@@ -215,7 +218,9 @@ def _write_checkpoint(root: pathlib.Path, seed: int) -> dict[str, Any]:
         "num_key_value_heads": 2,
         "max_position_embeddings": 4096,
         "max_window_layers": 2,
-        "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 3, 3]},
+        # 3D rotary sections (time, height, width) summing to head_dim / 2; v5 maps this to rope_parameters.
+        "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+        "rope_theta": 10000.0,
         "bos_token_id": ids["<|endoftext|>"],
         "eos_token_id": ids["<|im_end|>"],
         "pad_token_id": ids["<|endoftext|>"],

@@ -1,0 +1,112 @@
+"""Task discovery: --include_path, the Python API, the entry-point hook, its guard, and name collisions."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import lmms_agentic
+from lmms_agentic import host
+
+OUR_TASKS = Path(lmms_agentic.tasks_dir())
+
+
+def _python(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_tasks_dir_command_prints_the_installed_task_folder() -> None:
+    done = subprocess.run([sys.executable, "-m", "lmms_agentic", "tasks-dir"], capture_output=True, text=True,
+                          check=True)
+    path = Path(done.stdout.strip())
+    assert path == OUR_TASKS and (path / "robovista" / "robovista.yaml").is_file()
+
+
+@pytest.fixture(scope="module")
+def hook_disabled() -> dict[str, list[str]]:
+    """Task indexes seen by a fresh interpreter with the hook switched off (one import, ~15 s)."""
+    done = _python(
+        "import json, lmms_agentic\n"
+        "import lmms_eval.models  # loads entry points, as the CLI does before indexing tasks\n"
+        "from lmms_eval.tasks import TaskManager\n"
+        "print(json.dumps({'plain': TaskManager().all_tasks,\n"
+        "                  'include_path': TaskManager(include_path=lmms_agentic.tasks_dir()).all_tasks}))",
+        env={"LMMS_AGENTIC_AUTO_REGISTER": "0"},
+    )
+    indexes: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return indexes
+
+
+@pytest.fixture(scope="module")
+def hook_enabled() -> list[str]:
+    """The task index of a fresh interpreter that imported lmms_eval.models, with LMMS_EVAL_PLUGINS set."""
+    done = _python(
+        "import json\nimport lmms_eval.models\nfrom lmms_eval.tasks import TaskManager\n"
+        "print(json.dumps(TaskManager().all_tasks))",
+        env={"LMMS_EVAL_PLUGINS": "lmms_agentic"},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names: list[str] = json.loads(done.stdout.strip().splitlines()[-1])
+    return names
+
+
+def test_python_api_with_include_path_finds_our_tasks(hook_disabled: dict[str, list[str]]) -> None:
+    expected = {"robovista", "robovista_cot", "robovista_icl", "robovista_agriculture"}
+    assert expected <= set(hook_disabled["include_path"])
+
+
+def test_opt_out_disables_the_hook(hook_disabled: dict[str, list[str]]) -> None:
+    assert "robovista" not in hook_disabled["plain"]
+
+
+def test_entry_point_adds_our_tasks_without_flags_and_plugins_variable_is_harmless(
+        hook_enabled: list[str]) -> None:
+    assert "robovista" in hook_enabled and "robovista_icl_seed4" in hook_enabled
+
+
+def test_include_path_and_hook_do_not_duplicate_the_folder() -> None:
+    assert host._with_our_tasks([str(OUR_TASKS)]) == [str(OUR_TASKS)]
+    assert host._with_our_tasks("/elsewhere") == ["/elsewhere", str(OUR_TASKS)]
+    assert host._with_our_tasks(None) == [str(OUR_TASKS)]
+
+
+def test_unexpected_host_version_warns_once_with_the_fallback(monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    import importlib.metadata
+
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "9.9.9")
+    with caplog.at_level(logging.WARNING, logger="lmms_agentic"):
+        assert host.register() == []
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 1
+    assert "9.9.9" in warnings[0] and "--include_path" in warnings[0] and "tasks-dir" in warnings[0]
+
+
+def test_missing_host_internals_warn_instead_of_crashing(monkeypatch: pytest.MonkeyPatch,
+                                                         caplog: pytest.LogCaptureFixture) -> None:
+    from lmms_eval.tasks import TaskManager
+
+    monkeypatch.delattr(TaskManager, "initialize_tasks")
+    with caplog.at_level(logging.WARNING, logger="lmms_agentic"):
+        assert host.install_task_path() is False
+    assert "initialize_tasks" in caplog.text and "--include_path" in caplog.text
+
+
+def test_no_task_or_group_name_collides_with_a_builtin(hook_disabled: dict[str, list[str]]) -> None:
+    import yaml
+
+    builtins = set(hook_disabled["plain"])
+    assert len(builtins) > 500, "the built-in task index looks wrong"
+    ours = {path.stem for path in OUR_TASKS.rglob("*.yaml")}
+    for path in OUR_TASKS.rglob("*.yaml"):
+        text = yaml.safe_load(path.read_text().replace("!function", ""))
+        ours.add(text["group"] if "group" in text else text["task"])
+    assert not ours & builtins, f"collides with built-in lmms-eval tasks: {sorted(ours & builtins)}"
