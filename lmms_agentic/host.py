@@ -89,7 +89,7 @@ def install_task_path() -> bool:
         return original(self, include_path=_with_our_tasks(include_path), include_defaults=include_defaults)
 
     setattr(initialize_tasks, _WRAPPED_MARKER, True)
-    TaskManager.initialize_tasks = initialize_tasks  # type: ignore[method-assign]
+    TaskManager.initialize_tasks = initialize_tasks
     return True
 
 

@@ -99,7 +99,8 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         "- accuracy in %; unanswered items count as wrong (papers' convention); "
         "rows without a domain/ability label count only in `all`.",
         "",
-        "| benchmark / variant | n | parity acc | strict acc | no answer | gold-letter shares | predicted-letter shares |",
+        "| benchmark / variant | n | parity acc | strict acc | no answer | gold-letter shares "
+        "| predicted-letter shares |",
         "|---|---:|---:|---:|---:|---|---|",
     ]
     for v in variants:
@@ -108,7 +109,8 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         no_answer = stats.rate(v.items, lambda item: item.get("pred_strict") is None)
         lines.append(f"| {v.name} | {len(v.items)} | {_fmt(stats.accuracy(v.items, 'correct'))} | "
                      f"{_fmt(stats.accuracy(v.items, 'correct_strict'))} | {_fmt(no_answer)} | {gold} | {pred} |")
-    lines += ["", "## Breakdowns (parity accuracy)", "", "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
+    lines += ["", "## Breakdowns (parity accuracy)", "",
+              "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
         for field in ("domain", "ability_split", "ability_type"):
             if all(field in item for item in v.items):

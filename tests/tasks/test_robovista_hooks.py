@@ -81,7 +81,8 @@ def test_zero_shot_prompt_matches_the_paper_layout(robovista_docs: Any) -> None:
     user = messages[1]["content"]
     assert [c["type"] for c in user] == ["image"] * doc["n_images"] + ["text"]
     assert user[-1]["text"] == (f"{doc['question']}\n\nOptions:\nA. The red block\nB. The green block\n"
-                                "C. The blue block\nD. The yellow block\n\nAnswer with the letter only (A, B, C, D, or E).")
+                                "C. The blue block\nD. The yellow block\n\n"
+                                "Answer with the letter only (A, B, C, D, or E).")
 
 
 def test_models_without_system_role_get_it_inside_the_user_turn(robovista_docs: Any) -> None:

@@ -11,6 +11,7 @@ from dataclasses import FrozenInstanceError
 from typing import Any
 
 import pytest
+
 from lmms_agentic.adapters.extract import (
     PARITY_RULES,
     REQUEST_FAILED_PREFIX,
