@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from lmms_agentic.report import latest_results, write_report
+from lmms_agentic.report import latest_results, summary, write_report
 
 DEMO_TASKS = ["robovista", "robovista_cot", "robovista_confidence", "robovista_icl", "robovista_icl_reasoning"]
 TINY_VLM_TASKS = ["robovista"]
@@ -59,8 +59,8 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
     dummy_dir = output / "dummy"
     run_cli(["--model", "dummy", "--tasks", ",".join(DEMO_TASKS)], dummy_dir, "lmms_eval.log")
     report, text = write_report(dummy_dir)
-    print(text)
-    print(f"report: {report}")
+    print(summary(text))
+    print(f"full report with breakdowns and charts: {report}")
     if with_tiny_vlm:
         from lmms_agentic.tiny_vlm import build_tiny_qwen2_5_vl, model_args
 
@@ -70,8 +70,8 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
                  ",".join(TINY_VLM_TASKS), "--gen_kwargs", "max_new_tokens=8", "--batch_size", "1"],
                 vlm_dir, "lmms_eval.log")
         report, text = write_report(vlm_dir)
-        print(text)
-        print(f"report: {report}")
+        print(summary(text))
+        print(f"full report with breakdowns and charts: {report}")
     print(
         "\n" + "=" * 100 + "\n"
         "These numbers come from SMOKE-TEST models: `dummy` always answers \"A\" (its accuracy equals the\n"

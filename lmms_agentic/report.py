@@ -83,9 +83,18 @@ def _breakdown_rows(variant: Variant, field: str) -> list[str]:
 
 
 def letter_shares(items: Iterable[Mapping[str, Any]], field: str) -> dict[str, float]:
-    counts = Counter(str(item.get(field)) for item in items)
+    counts = Counter("none" if item.get(field) is None else str(item[field]) for item in items)
     total = sum(counts.values())
     return {letter: 100.0 * n / total for letter, n in sorted(counts.items())}
+
+
+def _calibration(items: list[dict[str, Any]]) -> str:
+    """Calibration error over items that stated a confidence, with its coverage; '-' when none did."""
+    scored = [item for item in items if item.get("confidence") is not None]
+    if not scored:
+        return "-"
+    error = stats.calibration_error([i["confidence"] for i in scored], [bool(i["correct"]) for i in scored])
+    return f"{_fmt(error)} ({len(scored)}/{len(items)} stated)"
 
 
 def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path]) -> str:
@@ -99,16 +108,17 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         "- accuracy in %; unanswered items count as wrong (papers' convention); "
         "rows without a domain/ability label count only in `all`.",
         "",
-        "| benchmark / variant | n | parity acc | strict acc | no answer | gold-letter shares "
-        "| predicted-letter shares |",
-        "|---|---:|---:|---:|---:|---|---|",
+        "| benchmark / variant | n | parity acc | strict acc | no answer | calibration error "
+        "| gold-letter shares | predicted-letter shares |",
+        "|---|---:|---:|---:|---:|---:|---|---|",
     ]
     for v in variants:
         gold = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "answer").items())
         pred = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "pred").items())
         no_answer = stats.rate(v.items, lambda item: item.get("pred_strict") is None)
         lines.append(f"| {v.name} | {len(v.items)} | {_fmt(stats.accuracy(v.items, 'correct'))} | "
-                     f"{_fmt(stats.accuracy(v.items, 'correct_strict'))} | {_fmt(no_answer)} | {gold} | {pred} |")
+                     f"{_fmt(stats.accuracy(v.items, 'correct_strict'))} | {_fmt(no_answer)} | "
+                     f"{_calibration(v.items)} | {gold} | {pred} |")
     lines += ["", "## Breakdowns (parity accuracy)", "",
               "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
@@ -120,7 +130,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
     return "\n".join(lines) + "\n"
 
 
-def plot_domains(variants: list[Variant], target: Path) -> Path:
+def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
     """Grouped bar chart: parity accuracy per domain (x) for each variant (bars)."""
     import matplotlib
 
@@ -139,11 +149,16 @@ def plot_domains(variants: list[Variant], target: Path) -> Path:
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=7)
-    ax.set_title(target.stem)
+    ax.set_title(title)
     fig.tight_layout()
     fig.savefig(target, dpi=110)
     plt.close(fig)
     return target
+
+
+def summary(text: str) -> str:
+    """The report up to its breakdown section (the part worth printing in a terminal)."""
+    return text.split("\n## Breakdowns")[0]
 
 
 def write_report(folder: Path) -> tuple[Path, str]:
@@ -154,7 +169,9 @@ def write_report(folder: Path) -> tuple[Path, str]:
     benchmarks: dict[str, list[Variant]] = {}
     for v in variants:
         benchmarks.setdefault(v.name.split("_")[0], []).append(v)
-    charts = [plot_domains(vs, results_file.parent / f"{stamp}_{name}_domains.png")
+    model = results.get("config", {}).get("model", "?")
+    charts = [plot_domains(vs, results_file.parent / f"{stamp}_{name}_domains.png",
+                           f"{name}: parity accuracy per domain (model: {model})")
               for name, vs in sorted(benchmarks.items())]
     text = render_markdown(results, variants, charts)
     target = results_file.parent / f"{stamp}_report.md"
