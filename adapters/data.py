@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -44,6 +44,9 @@ class DataSource:
     split: str
     revision: str | None = None
     config: str | None = None
+    #: the Hub repo holds media files next to the table (videos, data.json + images): download the
+    #: whole snapshot and load it like a local copy, so relative media paths resolve
+    snapshot: bool = False
 
     @property
     def env_override(self) -> str:
@@ -57,6 +60,8 @@ class Location:
     kind: Kind
     where: str
     chosen_by: str
+    #: local folder that relative media paths are resolved against (None: media are embedded)
+    root: str | None = None
 
     def describe(self) -> str:
         return f"{self.kind} data at {self.where} (chosen by {self.chosen_by})"
@@ -67,19 +72,23 @@ def mini_dir(benchmark: str) -> Path:
     return Path(str(resources.files("lmms_agentic.tasks"))) / benchmark / "data" / "mini"
 
 
+def _folder(kind: Kind, path: Path, chosen_by: str) -> Location:
+    return Location(kind, str(path), chosen_by, root=str(path))
+
+
 def locate(source: DataSource, environ: dict[str, str] | None = None) -> Location:
     """Resolve the data location from the environment (see the module docstring for the order)."""
     env = os.environ if environ is None else environ
     override = env.get(source.env_override, "").strip()
     if override:
         if override == MINI:
-            return Location("mini", str(mini_dir(source.benchmark)), f"{source.env_override}=mini")
-        return Location("local", str(Path(override).expanduser()), f"{source.env_override}={override}")
+            return _folder("mini", mini_dir(source.benchmark), f"{source.env_override}=mini")
+        return _folder("local", Path(override).expanduser(), f"{source.env_override}={override}")
     root = env.get(DATA_ENV, "").strip()
     if root == MINI:
-        return Location("mini", str(mini_dir(source.benchmark)), f"{DATA_ENV}=mini")
+        return _folder("mini", mini_dir(source.benchmark), f"{DATA_ENV}=mini")
     if root:
-        return Location("local", str(Path(root).expanduser() / source.benchmark), f"{DATA_ENV}={root}")
+        return _folder("local", Path(root).expanduser() / source.benchmark, f"{DATA_ENV}={root}")
     where = source.hub_id + (f"@{source.revision}" if source.revision else "")
     return Location("hub", where, f"{DATA_ENV} unset")
 
@@ -135,7 +144,13 @@ def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tup
     """Load the raw split of a benchmark from the location the environment chooses."""
     location = locate(source, environ)
     try:
-        if location.kind == "hub":
+        if location.kind == "hub" and source.snapshot:
+            from huggingface_hub import snapshot_download
+
+            folder = snapshot_download(source.hub_id, repo_type="dataset", revision=source.revision)
+            location = replace(location, root=folder)
+            dataset = load_local(Path(folder), source.split)
+        elif location.kind == "hub":
             dataset = datasets.load_dataset(source.hub_id, name=source.config, split=source.split,
                                             revision=source.revision)
         else:
@@ -152,3 +167,22 @@ def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tup
     if not isinstance(dataset, datasets.Dataset):
         raise DataLoadError(f"{location.describe()} did not give a single split for {source.benchmark}")
     return dataset, location
+
+
+def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id: str, field_name: str) -> Path:
+    """A media path from a record, resolved inside the dataset folder `root`.
+
+    A path that escapes the folder (absolute, `..`, symlink out) raises `RecordError`; a missing file
+    raises `FileNotFoundError` naming the record, the field and the path.
+    """
+    from lmms_agentic.adapters.schema import RecordError
+
+    base = Path(root).resolve()
+    target = (base / relative).resolve()
+    if not target.is_relative_to(base):
+        raise RecordError(benchmark, record_id, field_name,
+                          f"media path {relative!r} escapes the dataset folder {base}")
+    if not target.is_file():
+        raise FileNotFoundError(f"{benchmark} record {record_id!r}, field {field_name!r}: "
+                                f"media file {target} does not exist")
+    return target

@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import datasets
-import pyarrow.compute as pc
 from PIL import Image
 
-from lmms_agentic.adapters.data import DataLoadError, DataSource, Location, load_split
+from lmms_agentic.adapters.data import Location
+from lmms_agentic.adapters.docs import load_canonical
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, extract_choice, split_confidence
 from lmms_agentic.adapters.fewshot import choose_examples
 from lmms_agentic.adapters.media import ImagePolicy, as_pil, preprocess_image
@@ -34,43 +34,22 @@ log = logging.getLogger("lmms_agentic.robovista")
 
 IMAGES = "images"
 EXPECTED_ROWS = 474
-_CANONICAL: dict[Location, datasets.Dataset] = {}
 
 Segment = str | list[Image.Image]
 
 
 # --------------------------------------------------------------------------- loading (process_docs)
 
-def _source(manifest: datasets.Dataset) -> DataSource:
-    row = manifest[0]
-    return DataSource(benchmark=row["benchmark"], hub_id=row["hub_id"], split=row["split"],
-                      revision=row.get("revision") or None, config=row.get("config") or None)
-
-
-def _canonicalise(raw: datasets.Dataset, location: Location) -> datasets.Dataset:
-    if IMAGES not in raw.column_names:
-        raise DataLoadError(f"{location.describe()}: column {IMAGES!r} is missing (columns: {raw.column_names})")
-    counts = pc.list_value_length(raw.data.column(IMAGES)).to_pylist()
-    text_rows = raw.select_columns([c for c in raw.column_names if c != IMAGES]).to_list()
-    docs = [records.normalise(row, n_images or 0) for row, n_images in zip(text_rows, counts, strict=True)]
-    seen: set[str] = set()
-    for doc in docs:
-        if doc.id in seen:
-            raise RecordError(records.BENCHMARK, doc.id, "id", "occurs more than once")
-        seen.add(doc.id)
-    if location.kind != "mini" and len(docs) != EXPECTED_ROWS:
+def _check_size(raw: datasets.Dataset, location: Location) -> None:
+    if location.kind != "mini" and len(raw) != EXPECTED_ROWS:
         log.warning("RoboVista has %d rows at %s, expected %d: scores are not comparable with the paper.",
-                    len(docs), location.describe(), EXPECTED_ROWS)
-    canonical = datasets.Dataset.from_list([doc.to_row() for doc in docs])
-    return datasets.concatenate_datasets([canonical, raw.select_columns([IMAGES])], axis=1)
+                    len(raw), location.describe(), EXPECTED_ROWS)
 
 
 def load_docs(manifest: datasets.Dataset) -> datasets.Dataset:
-    """All RoboVista rows in canonical form (loaded once per process and location)."""
-    raw, location = load_split(_source(manifest))
-    if location not in _CANONICAL:
-        _CANONICAL[location] = _canonicalise(raw, location)
-    return _CANONICAL[location]
+    """All RoboVista rows in canonical form (loaded and validated once per process and location)."""
+    docs, _ = load_canonical(manifest, records.normalise, IMAGES, check=_check_size)
+    return docs
 
 
 def _domain_docs(domain: str) -> Callable[[datasets.Dataset], datasets.Dataset]:

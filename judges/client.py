@@ -1,0 +1,361 @@
+"""The judge client for OpenAI-compatible chat endpoints (OpenAI, Azure-style URLs, local vLLM/SGLang).
+
+Owns: building the request body from a ``JudgeRequest``, the cache key, the HTTP exchange with bounded retries
+(exponential backoff with jitter on timeouts, connection errors, truncated or undecodable bodies, 408/429/5xx;
+``retry-after-ms``/``Retry-After`` honoured up to ``retry_after_max``), turning the reply into a
+``JudgeResult`` (parsed, refusal, parse failure, transport error), the thread-pool batch API and counters.
+
+Never raises for judge trouble: every transport, refusal or parse problem becomes an unscored result (lmms-eval
+re-runs ``process_results`` on an exception, repeating every judge call).  Template errors (missing fields) do
+raise: they are programming errors.  Nothing is created at import; the ``httpx.Client`` is built on first use.
+The key travels only in request headers; every stored detail string is passed through ``redact``.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import json
+import logging
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+from tqdm.auto import tqdm
+
+from .cache import JudgeCache
+from .config import PRESETS, JudgeConfig, redact
+from .parsers import looks_like_refusal
+from .result import NOT_CONFIGURED, PARSE_FAILURE, REFUSAL, TRANSPORT_ERROR, JudgeResult
+from .templates import JudgeRequest, PromptTemplate
+
+__all__ = ["JudgeClient", "default_client", "request_key", "reset_default_client"]
+
+log = logging.getLogger(__name__)
+_RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+_KEY_VERSION = 1
+
+
+def request_key(template: PromptTemplate, model: str, body: Mapping[str, Any]) -> str:
+    """SHA-256 of (template id@version and digest, judge model, full request body).  No URL, no key."""
+    payload = {"v": _KEY_VERSION, "template": f"{template.id}@{template.version}", "digest": template.digest,
+               "model": model, "body": body}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=_jsonable)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    request: JudgeRequest
+    body: dict[str, Any]
+    key: str | None
+
+
+@dataclass(frozen=True)
+class _Reply:
+    content: str | None
+    refusal: str | None
+    finish_reason: str | None
+    model: str | None
+
+
+class _Failure(Exception):
+    def __init__(self, detail: str, retryable: bool, retry_after: float | None = None) -> None:
+        super().__init__(detail)
+        self.detail, self.retryable, self.retry_after = detail, retryable, retry_after
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    ms = response.headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000.0)
+        except ValueError:
+            pass
+    value = response.headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+
+
+def _decode(response: httpx.Response) -> _Reply:
+    try:
+        data = response.json()
+    except ValueError:
+        raise _Failure("response body is not valid JSON (malformed or truncated)", retryable=True) from None
+    try:
+        choice = data["choices"][0]
+        message = choice.get("message") or {}
+        content = message.get("content")
+        if isinstance(content, list):  # content parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        refusal = message.get("refusal")
+        model = data.get("model")
+        return _Reply(content if isinstance(content, str) else None, refusal if isinstance(refusal, str) else None,
+                      choice.get("finish_reason"), model if isinstance(model, str) else None)
+    except (KeyError, IndexError, TypeError, AttributeError):
+        raise _Failure("response JSON has no choices[0].message", retryable=False) from None
+
+
+class JudgeClient:
+    """Judge requests against one configured endpoint, with cache, retries and a bounded thread pool."""
+
+    def __init__(self, config: JudgeConfig | None = None, *, cache: JudgeCache | None | bool = True,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        """``config`` defaults to ``JudgeConfig.from_env()``; ``cache=True`` uses ``config.cache_path``,
+        False disables it, a ``JudgeCache`` is used as given.  ``sleep`` is injectable for tests."""
+        self.config = config if config is not None else JudgeConfig.from_env()
+        if cache is True:
+            path = self.config.cache_path
+            self.cache: JudgeCache | None = JudgeCache(path) if path is not None else None
+        else:
+            self.cache = cache or None
+        self._sleep = sleep
+        self._rng = random.Random()
+        self._lock = threading.Lock()
+        self._http: httpx.Client | None = None
+        self._counts: Counter[str] = Counter()
+        self._warned_unconfigured = False
+        log.info("%s", self.config.describe())
+        model = self.config.model
+        if model and self.config.preset is None and model in PRESETS and PRESETS[model].model != model:
+            log.warning("judge model %r is an unpinned alias; set LMMS_AGENTIC_JUDGE_PRESET=%s for the dated "
+                        "snapshot %r", model, model, PRESETS[model].model)
+
+    def __repr__(self) -> str:
+        return f"JudgeClient({self.config.describe()})"
+
+    # ------------------------------------------------------------ lifecycle
+    def _client(self) -> httpx.Client:
+        with self._lock:
+            if self._http is None:
+                limits = httpx.Limits(max_connections=self.config.concurrency,
+                                      max_keepalive_connections=self.config.concurrency)
+                self._http = httpx.Client(timeout=httpx.Timeout(self.config.timeout), limits=limits)
+            return self._http
+
+    def close(self) -> None:
+        with self._lock:
+            if self._http is not None:
+                self._http.close()
+                self._http = None
+
+    def __enter__(self) -> JudgeClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------ counters
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += n
+
+    @property
+    def stats(self) -> dict[str, Any]:
+        """HTTP attempts, retries, results by outcome and cache counters since creation."""
+        with self._lock:
+            counts = dict(self._counts)
+        unscored = {k.removeprefix("unscored:"): v for k, v in counts.items() if k.startswith("unscored:")}
+        return {
+            "http_requests": counts.get("http_requests", 0), "retries": counts.get("retries", 0),
+            "scored": counts.get("scored", 0), "unscored": unscored, "deduplicated": counts.get("deduplicated", 0),
+            "cache": self.cache.stats.as_dict() if self.cache is not None else None,
+        }
+
+    # ------------------------------------------------------------ request building
+    def _prepare(self, request: JudgeRequest) -> _Prepared:
+        template = request.template
+        body: dict[str, Any] = {
+            "model": self.config.model, "messages": template.render(request.values),
+            "temperature": self.config.temperature,
+            "max_tokens": template.max_tokens if template.max_tokens is not None else self.config.max_tokens,
+        }
+        if template.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        body.update(json.loads(json.dumps(self.config.extra_body, default=_jsonable)))
+        key = request_key(template, self.config.model, body) if self.config.model else None
+        return _Prepared(request, body, key)
+
+    def _result(self, prepared: _Prepared, **fields: Any) -> JudgeResult:
+        template = prepared.request.template
+        result = JudgeResult(
+            template_id=template.id, template_version=template.version, item_id=prepared.request.item_id,
+            judge_model_requested=self.config.model, temperature=self.config.temperature,
+            request_key=prepared.key, **fields,
+        )
+        self._count("scored" if result.scored else f"unscored:{result.unscored_reason}")
+        return result
+
+    # ------------------------------------------------------------ HTTP
+    def _post(self, body: Mapping[str, Any]) -> tuple[_Reply | None, str | None, int]:
+        """(reply, None, attempts) or (None, failure detail, attempts) after the bounded retries."""
+        cfg = self.config
+        attempts, detail = 0, "no attempt made"
+        for attempt in range(1, cfg.max_retries + 2):
+            attempts = attempt
+            self._count("http_requests")
+            try:
+                response = self._client().post(cfg.endpoint, json=body, headers=cfg.headers(), params=cfg.params())
+                if response.status_code != 200:
+                    text = response.text[:300].replace("\n", " ")
+                    raise _Failure(f"HTTP {response.status_code}: {text}",
+                                   retryable=response.status_code in _RETRY_STATUS,
+                                   retry_after=_retry_after(response))
+                return _decode(response), None, attempts
+            except _Failure as err:
+                failure = err
+            except httpx.TimeoutException as err:
+                failure = _Failure(f"timeout after {cfg.timeout}s ({err.__class__.__name__})", retryable=True)
+            except httpx.HTTPError as err:
+                failure = _Failure(f"{err.__class__.__name__}: {err}", retryable=True)
+            detail = redact(failure.detail, [cfg.api_key])
+            if not failure.retryable or attempt > cfg.max_retries:
+                break
+            delay = self._delay(attempt, failure.retry_after)
+            log.debug("judge request failed (%s); retry %d/%d in %.3fs", detail, attempt, cfg.max_retries, delay)
+            self._count("retries")
+            self._sleep(delay)
+        return None, detail, attempts
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        cfg = self.config
+        if retry_after is not None:
+            return min(retry_after, cfg.retry_after_max)
+        cap = min(cfg.backoff_max, cfg.backoff_base * 2 ** (attempt - 1))
+        with self._lock:
+            return self._rng.uniform(cap / 2, cap)
+
+    # ------------------------------------------------------------ judging
+    def _from_reply(self, prepared: _Prepared, reply: _Reply, attempts: int, cached: bool) -> JudgeResult:
+        common: dict[str, Any] = {"judge_model": reply.model, "finish_reason": reply.finish_reason,
+                                  "attempts": attempts, "cached": cached}
+        raw = reply.content if reply.content is not None else reply.refusal
+        if reply.refusal:
+            return self._result(prepared, score=None, unscored_reason=REFUSAL, raw_reply=raw,
+                                detail="the judge returned a refusal", **common)
+        if reply.finish_reason == "content_filter":
+            return self._result(prepared, score=None, unscored_reason=REFUSAL, raw_reply=raw,
+                                detail="finish_reason=content_filter", **common)
+        if reply.content is None:
+            return self._result(prepared, score=None, unscored_reason=PARSE_FAILURE, raw_reply=None,
+                                detail=f"empty reply (finish_reason={reply.finish_reason})", **common)
+        parsed = prepared.request.template.parser(reply.content)
+        if not parsed.ok:
+            refused = looks_like_refusal(reply.content)
+            detail = parsed.error if reply.finish_reason != "length" else f"{parsed.error} (finish_reason=length)"
+            return self._result(prepared, score=None, unscored_reason=REFUSAL if refused else PARSE_FAILURE,
+                                raw_reply=reply.content,
+                                detail=redact(detail or "", [self.config.api_key]), **common)
+        if not cached and self.cache is not None and prepared.key is not None:
+            template = prepared.request.template
+            self.cache.put(prepared.key, {
+                "template_id": template.id, "template_version": template.version, "template_digest": template.digest,
+                "model_requested": self.config.model, "model_reported": reply.model, "raw_reply": reply.content,
+                "finish_reason": reply.finish_reason, "temperature": self.config.temperature,
+            })
+        return self._result(prepared, score=parsed.score, dimensions=dict(parsed.dimensions), label=parsed.label,
+                            fields=dict(parsed.fields), raw_reply=reply.content, **common)
+
+    def _judge_prepared(self, prepared: _Prepared) -> JudgeResult:
+        if prepared.key is not None and self.cache is not None:
+            entry = self.cache.get(prepared.key)
+            if entry is not None:
+                model = entry.get("model_reported")
+                reply = _Reply(entry["raw_reply"], None, entry.get("finish_reason"),
+                               model if isinstance(model, str) else None)
+                return self._from_reply(prepared, reply, attempts=0, cached=True)
+        if not self.config.configured:
+            if not self._warned_unconfigured:
+                self._warned_unconfigured = True
+                log.warning("no LLM judge configured: judged metrics are unscored. Set LMMS_AGENTIC_JUDGE_PRESET, "
+                            "or LMMS_AGENTIC_JUDGE_BASE_URL and LMMS_AGENTIC_JUDGE_MODEL (see lmms_agentic.judges)")
+            return self._result(prepared, score=None, unscored_reason=NOT_CONFIGURED,
+                                detail="no judge base URL/model configured")
+        reply, failure, attempts = self._post(prepared.body)
+        if reply is None:
+            log.warning("judge request for item %s failed after %d attempt(s): %s",
+                        prepared.request.item_id, attempts, failure)
+            return self._result(prepared, score=None, unscored_reason=TRANSPORT_ERROR, detail=failure,
+                                attempts=attempts)
+        return self._from_reply(prepared, reply, attempts=attempts, cached=False)
+
+    def judge(self, request: JudgeRequest) -> JudgeResult:
+        """Judge one request (cache first).  Never raises for transport, refusal or parse problems."""
+        return self._judge_prepared(self._prepare(request))
+
+    def judge_many(self, requests: Sequence[JudgeRequest], *, progress: bool = True, desc: str = "judge",
+                   on_result: Callable[[int, JudgeResult], None] | None = None) -> list[JudgeResult]:
+        """Judge ``requests`` in a thread pool of ``config.concurrency`` workers; results in input order.
+
+        Identical requests (same cache key) are sent once.  ``on_result(index, result)`` runs in the calling
+        thread as results arrive.  On an exception or Ctrl-C, queued requests are cancelled, the ones in flight
+        finish (and are cached), and the exception propagates; a rerun sends only what has no cached answer."""
+        prepared = [self._prepare(r) for r in requests]
+        groups: dict[str, list[int]] = {}
+        for i, p in enumerate(prepared):
+            groups.setdefault(p.key if p.key is not None else f"#{i}", []).append(i)
+        self._count("deduplicated", len(prepared) - len(groups))
+        results: list[JudgeResult | None] = [None] * len(prepared)
+        if not groups:
+            return []
+        executor = ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(groups)),
+                                      thread_name_prefix="judge")
+        bar = tqdm(total=len(prepared), desc=desc, disable=not progress, leave=False)
+        try:
+            futures: dict[Future[JudgeResult], list[int]] = {
+                executor.submit(self._judge_prepared, prepared[idx[0]]): idx for idx in groups.values()
+            }
+            for future in as_completed(futures):
+                result = future.result()
+                for i in futures[future]:
+                    mine = result if i == futures[future][0] else replace(result, item_id=prepared[i].request.item_id)
+                    results[i] = mine
+                    bar.update(1)
+                    if on_result is not None:
+                        on_result(i, mine)
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+            bar.close()
+        return [r for r in results if r is not None]
+
+
+_default: JudgeClient | None = None
+_default_lock = threading.Lock()
+
+
+def default_client() -> JudgeClient:
+    """A per-process client built from the environment on first use (for task hooks)."""
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = JudgeClient()
+        return _default
+
+
+def reset_default_client() -> None:
+    """Close and forget the per-process client (tests; or after changing the environment)."""
+    global _default
+    with _default_lock:
+        if _default is not None:
+            _default.close()
+        _default = None

@@ -1,0 +1,263 @@
+"""Judge endpoint configuration, named presets and secret handling.
+
+Owns: ``JudgeConfig`` (everything the client needs, built from arguments or the environment), the preset
+registry (alias -> dated snapshot at temperature 0), ``Secret`` (an API key that never prints) and
+``redact``.  The environment is read only in ``JudgeConfig.from_env`` (never at import).
+
+Environment variables (all optional; precedence: explicit argument > variable > preset > default):
+
+=====================================  ==========================================================================
+LMMS_AGENTIC_JUDGE_PRESET              a preset name (``gpt-4o``, ``qwen3-14b-local``): base URL, model, temperature
+LMMS_AGENTIC_JUDGE_BASE_URL            OpenAI-compatible base URL (``.../v1``); a full ``.../chat/completions``
+                                       URL is used as is.  Separate from the evaluated model's endpoint.
+LMMS_AGENTIC_JUDGE_MODEL               model name sent to the server (prefer a dated snapshot)
+LMMS_AGENTIC_JUDGE_API_KEY             key; optional for local servers; sent as ``Authorization: Bearer``
+LMMS_AGENTIC_JUDGE_API_VERSION         Azure-style: adds ``?api-version=...`` and sends the key as ``api-key``
+LMMS_AGENTIC_JUDGE_CACHE               cache directory (default ``~/.cache/lmms_agentic/judge``; ``off`` disables)
+LMMS_AGENTIC_JUDGE_CONCURRENCY         parallel requests in ``judge_many`` (default 16)
+LMMS_AGENTIC_JUDGE_TIMEOUT             per-request timeout in seconds (default 60)
+LMMS_AGENTIC_JUDGE_MAX_RETRIES         retries after the first attempt (default 4)
+LMMS_AGENTIC_JUDGE_BACKOFF             base backoff delay in seconds (default 1; doubles per retry, jittered)
+LMMS_AGENTIC_JUDGE_MIN_COVERAGE        scored fraction below which coverage warns (default 0.95)
+LMMS_AGENTIC_JUDGE_STRICT_COVERAGE     1/true: raise instead of warning on low coverage
+=====================================  ==========================================================================
+
+Temperature is an argument only (default 0; presets pin 0): no variable can silently change sampling.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+__all__ = [
+    "DEFAULT_CACHE_DIR",
+    "ENV",
+    "PRESETS",
+    "JudgeConfig",
+    "JudgePreset",
+    "Secret",
+    "env_flag",
+    "get_preset",
+    "redact",
+]
+
+DEFAULT_CACHE_DIR = "~/.cache/lmms_agentic/judge"
+_PREFIX = "LMMS_AGENTIC_JUDGE_"
+ENV = MappingProxyType({
+    "preset": _PREFIX + "PRESET", "base_url": _PREFIX + "BASE_URL", "model": _PREFIX + "MODEL",
+    "api_key": _PREFIX + "API_KEY", "api_version": _PREFIX + "API_VERSION", "cache_dir": _PREFIX + "CACHE",
+    "concurrency": _PREFIX + "CONCURRENCY", "timeout": _PREFIX + "TIMEOUT", "max_retries": _PREFIX + "MAX_RETRIES",
+    "backoff_base": _PREFIX + "BACKOFF", "min_coverage": _PREFIX + "MIN_COVERAGE",
+    "strict_coverage": _PREFIX + "STRICT_COVERAGE",
+})
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+_OFF = {"", "0", "off", "none", "false", "no"}
+
+
+class Secret:
+    """A string that never shows in repr/str/f-strings/logs; ``get()`` returns the value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str) -> None:
+        self._value = value
+
+    def get(self) -> str:
+        return self._value
+
+    def __repr__(self) -> str:
+        return "Secret('***')"
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        return repr(self)
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+
+def redact(text: str, secrets: Iterable[str | Secret | None]) -> str:
+    """Replace every occurrence of each non-empty secret in ``text`` with ``***``."""
+    for secret in secrets:
+        value = secret.get() if isinstance(secret, Secret) else secret
+        if value:
+            text = text.replace(value, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class JudgePreset:
+    """A named judge: a dated model snapshot at a base URL, temperature 0."""
+
+    name: str
+    model: str
+    base_url: str
+    temperature: float = 0.0
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+    """Extra request fields (e.g. vLLM ``chat_template_kwargs``)."""
+    description: str = ""
+
+
+PRESETS: Mapping[str, JudgePreset] = MappingProxyType({
+    "gpt-4o": JudgePreset(
+        "gpt-4o", "gpt-4o-2024-08-06", "https://api.openai.com/v1",
+        description="OpenAI GPT-4o pinned to the 2024-08-06 snapshot (Agent-X's GPT judge, pinned)",
+    ),
+    "qwen3-14b-local": JudgePreset(
+        "qwen3-14b-local", "Qwen/Qwen3-14B", "http://127.0.0.1:8000/v1",
+        extra_body=MappingProxyType({"chat_template_kwargs": MappingProxyType({"enable_thinking": False})}),
+        description="Qwen3-14B on a local vLLM server (`vllm serve Qwen/Qwen3-14B --port 8000`), thinking off",
+    ),
+})
+
+
+def get_preset(name: str) -> JudgePreset:
+    """The preset called ``name``; an unknown name raises KeyError with "did you mean" suggestions."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        close = difflib.get_close_matches(name, list(PRESETS), n=3, cutoff=0.4)
+        hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        raise KeyError(f"unknown judge preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})") from None
+
+
+def env_flag(value: str, name: str) -> bool:
+    """Parse a boolean environment value (1/true/yes/on, 0/false/no/off/empty); else ValueError."""
+    v = value.strip().lower()
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
+    raise ValueError(f"{name}={value!r}: expected 1/0, true/false, yes/no or on/off")
+
+
+def _number(env: Mapping[str, str], key: str, kind: type[int] | type[float]) -> int | float | None:
+    raw = env.get(ENV[key], "").strip()
+    if not raw:
+        return None
+    try:
+        return kind(raw)
+    except ValueError:
+        raise ValueError(f"{ENV[key]}={raw!r} is not a valid {kind.__name__}") from None
+
+
+@dataclass(frozen=True)
+class JudgeConfig:
+    """Judge endpoint and client behaviour.  ``repr`` never shows the key."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: Secret | str | None = None
+    api_version: str | None = None
+    preset: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    timeout: float = 60.0
+    max_retries: int = 4
+    backoff_base: float = 1.0
+    backoff_max: float = 30.0
+    retry_after_max: float = 120.0
+    concurrency: int = 16
+    cache_dir: Path | str | None = DEFAULT_CACHE_DIR
+    min_coverage: float = 0.95
+    strict_coverage: bool = False
+    extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.api_key, str):
+            object.__setattr__(self, "api_key", Secret(self.api_key) if self.api_key else None)
+        if self.base_url is not None:
+            object.__setattr__(self, "base_url", self.base_url.strip().rstrip("/") or None)
+        if self.timeout <= 0 or self.concurrency < 1 or self.max_retries < 0 or self.backoff_base < 0:
+            raise ValueError("timeout must be > 0, concurrency >= 1, max_retries >= 0, backoff_base >= 0")
+        if not 0.0 <= self.min_coverage <= 1.0:
+            raise ValueError(f"min_coverage must be in [0, 1], got {self.min_coverage}")
+
+    @property
+    def key(self) -> str | None:
+        """The API key value (for the HTTP layer only)."""
+        return self.api_key.get() if isinstance(self.api_key, Secret) and self.api_key else None
+
+    @property
+    def configured(self) -> bool:
+        """True when both a base URL and a model are known."""
+        return bool(self.base_url and self.model)
+
+    @property
+    def endpoint(self) -> str:
+        """The chat-completions URL."""
+        if not self.base_url:
+            raise ValueError("no judge base URL configured")
+        return self.base_url if self.base_url.endswith("/chat/completions") else self.base_url + "/chat/completions"
+
+    @property
+    def cache_path(self) -> Path | None:
+        """The cache directory with ``~`` expanded, or None when caching is off."""
+        return Path(self.cache_dir).expanduser() if self.cache_dir not in (None, "") else None
+
+    def headers(self) -> dict[str, str]:
+        """HTTP headers (contain the key: never log them)."""
+        headers = {"Content-Type": "application/json"}
+        if self.key:
+            if self.api_version:
+                headers["api-key"] = self.key
+            else:
+                headers["Authorization"] = f"Bearer {self.key}"
+        return headers
+
+    def params(self) -> dict[str, str]:
+        """Query parameters (Azure-style ``api-version``)."""
+        return {"api-version": self.api_version} if self.api_version else {}
+
+    def describe(self) -> str:
+        """One-line summary for logs (no key, only whether one is set)."""
+        return (f"judge model={self.model!r} base_url={self.base_url!r} preset={self.preset!r} "
+                f"temperature={self.temperature} api_version={self.api_version!r} "
+                f"key={'set' if self.key else 'unset'} cache={str(self.cache_path) if self.cache_path else 'off'} "
+                f"concurrency={self.concurrency} timeout={self.timeout}s retries={self.max_retries}")
+
+    def __repr__(self) -> str:
+        return f"JudgeConfig({self.describe()})"
+
+    def with_overrides(self, **changes: Any) -> JudgeConfig:
+        """A copy with ``changes`` applied (None values ignored)."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> JudgeConfig:
+        """Build from ``environ`` (default ``os.environ``) and keyword ``overrides`` (None = not given,
+        except ``cache_dir=None``, which disables the cache).
+
+        Raises ValueError naming the variable on a malformed value, KeyError on an unknown preset."""
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        preset_name = overrides.get("preset") or env.get(ENV["preset"], "").strip() or None
+        if preset_name:
+            preset = get_preset(preset_name)
+            values.update(preset=preset.name, base_url=preset.base_url, model=preset.model,
+                          temperature=preset.temperature, extra_body=preset.extra_body)
+        for key in ("base_url", "model", "api_key", "api_version"):
+            raw = env.get(ENV[key], "").strip()
+            if raw:
+                values[key] = raw
+        if ENV["cache_dir"] in env:
+            raw = env[ENV["cache_dir"]].strip()
+            values["cache_dir"] = None if raw.lower() in _OFF else raw
+        for key, kind in (("concurrency", int), ("max_retries", int), ("timeout", float),
+                          ("backoff_base", float), ("min_coverage", float)):
+            number = _number(env, key, kind)
+            if number is not None:
+                values[key] = number
+        if ENV["strict_coverage"] in env:
+            values["strict_coverage"] = env_flag(env[ENV["strict_coverage"]], ENV["strict_coverage"])
+        values.update({k: v for k, v in overrides.items() if v is not None and k != "preset"})
+        if "cache_dir" in overrides:  # an explicit cache_dir=None turns the cache off
+            values["cache_dir"] = overrides["cache_dir"]
+        return cls(**values)

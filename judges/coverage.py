@@ -1,0 +1,137 @@
+"""Coverage of judged metrics: the mean over scored items beside the scored fraction.
+
+Owns: ``coverage_summary`` (mean over scored items, coverage, counts and unscored reasons), the low-coverage
+warning (or error in strict mode) and the two float-returning helpers for lmms-eval aggregation functions.
+An unscored item is never counted as 0: it leaves the mean and lowers the coverage.  No scored items -> the mean
+is NaN (never 0) and coverage is 0.  Thresholds come from ``CoveragePolicy`` (built from
+``LMMS_AGENTIC_JUDGE_MIN_COVERAGE`` / ``LMMS_AGENTIC_JUDGE_STRICT_COVERAGE`` when the helper runs, not at import).
+
+Items may be ``JudgeResult`` objects, their ``as_dict()`` payloads (as lmms-eval gathers them from the ranks),
+plain numbers, or None (an item with no judge result at all: reason "missing").
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .config import ENV, env_flag
+from .result import JudgeResult
+
+__all__ = ["CoveragePolicy", "JudgeCoverageError", "coverage_summary", "judged_coverage", "judged_mean"]
+
+log = logging.getLogger(__name__)
+MISSING = "missing"
+
+
+class JudgeCoverageError(RuntimeError):
+    """Raised in strict mode when too few items of a judged metric were scored."""
+
+
+@dataclass(frozen=True)
+class CoveragePolicy:
+    """Minimum scored fraction, and whether falling below it raises instead of warning."""
+
+    min_coverage: float = 0.95
+    strict: bool = False
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> CoveragePolicy:
+        env = os.environ if environ is None else environ
+        raw = env.get(ENV["min_coverage"], "").strip()
+        try:
+            minimum = float(raw) if raw else 0.95
+        except ValueError:
+            raise ValueError(f"{ENV['min_coverage']}={raw!r} is not a number") from None
+        if not 0.0 <= minimum <= 1.0:
+            raise ValueError(f"{ENV['min_coverage']}={raw!r} must be within [0, 1]")
+        strict = env_flag(env.get(ENV["strict_coverage"], ""), ENV["strict_coverage"])
+        return cls(minimum, strict)
+
+
+def _read(item: Any, dimension: str | None) -> tuple[float | None, str | None]:
+    """(score, None) for a scored item, (None, reason) otherwise."""
+    if item is None:
+        return None, MISSING
+    if isinstance(item, JudgeResult):
+        reason, score, dims = item.unscored_reason, item.score, item.dimensions
+    elif isinstance(item, Mapping):
+        reason, score, dims = item.get("unscored_reason"), item.get("score"), item.get("dimensions") or {}
+    elif isinstance(item, (int, float)) and not isinstance(item, bool):
+        reason, score, dims = None, float(item), {}
+    else:
+        raise TypeError(f"cannot read a judge score from {type(item).__name__}")
+    if reason is not None:
+        return None, str(reason)
+    value = dims.get(dimension) if dimension is not None else score
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        what = f"dimension {dimension!r}" if dimension is not None else "score"
+        raise ValueError(f"a scored item has no numeric {what}: {value!r}")
+    return float(value), None
+
+
+def coverage_summary(metric: str, items: Iterable[Any], *, dimension: str | None = None,
+                     policy: CoveragePolicy | None = None, warn: bool = True) -> dict[str, Any]:
+    """``{metric: mean over scored, metric_coverage: scored/total, n_scored, n_unscored, unscored_reasons}``.
+
+    ``dimension`` reads a named rubric dimension instead of ``score``.  With ``warn`` (default) a coverage
+    below ``policy.min_coverage`` logs a warning with the numbers and the fix, or raises
+    ``JudgeCoverageError`` when ``policy.strict``; an empty item list only warns."""
+    scores: list[float] = []
+    reasons: Counter[str] = Counter()
+    for item in items:
+        score, reason = _read(item, dimension)
+        if reason is not None:
+            reasons[reason] += 1
+        elif score is not None:
+            scores.append(score)
+    n_scored, n_unscored = len(scores), sum(reasons.values())
+    total = n_scored + n_unscored
+    coverage = n_scored / total if total else 0.0
+    summary: dict[str, Any] = {
+        metric: sum(scores) / n_scored if n_scored else math.nan,
+        f"{metric}_coverage": coverage,
+        "n_scored": n_scored,
+        "n_unscored": n_unscored,
+        "unscored_reasons": reasons,
+    }
+    if warn:
+        _check(metric, summary, policy if policy is not None else CoveragePolicy.from_env())
+    return summary
+
+
+def _check(metric: str, summary: Mapping[str, Any], policy: CoveragePolicy) -> None:
+    coverage, n_scored, n_unscored = summary[f"{metric}_coverage"], summary["n_scored"], summary["n_unscored"]
+    total = n_scored + n_unscored
+    if total == 0:
+        log.warning("judged metric %s has no items: its value is NaN (coverage 0)", metric)
+        return
+    if coverage >= policy.min_coverage:
+        return
+    reasons = ", ".join(f"{k}={v}" for k, v in summary["unscored_reasons"].most_common())
+    message = (
+        f"LOW JUDGE COVERAGE for {metric}: {n_scored}/{total} items scored ({coverage:.1%} < "
+        f"{policy.min_coverage:.0%}); unscored: {reasons}. The reported mean covers scored items only. "
+        f"Fix: point LMMS_AGENTIC_JUDGE_BASE_URL (with LMMS_AGENTIC_JUDGE_MODEL, or set LMMS_AGENTIC_JUDGE_PRESET) "
+        f"at a reachable judge and rerun; answers already cached are not re-sent. "
+        f"Set {ENV['strict_coverage']}=1 to make this an error."
+    )
+    if policy.strict:
+        raise JudgeCoverageError(message)
+    log.warning("%s", message)
+
+
+def judged_mean(metric: str, items: Iterable[Any], *, dimension: str | None = None,
+                policy: CoveragePolicy | None = None) -> float:
+    """Mean over scored items (NaN if none), after the coverage check: for lmms-eval aggregation functions."""
+    return float(coverage_summary(metric, items, dimension=dimension, policy=policy)[metric])
+
+
+def judged_coverage(items: Iterable[Any], *, dimension: str | None = None) -> float:
+    """Scored fraction (0 for no items), without warning: for a ``<metric>_coverage`` aggregation."""
+    return float(coverage_summary("m", items, dimension=dimension, warn=False)["m_coverage"])

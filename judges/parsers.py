@@ -1,0 +1,289 @@
+"""Strict parsers for judge replies: "Score: N", yes/no, an option letter, refusals.
+
+Owns: the ``ReplyParser`` protocol and its ``Parsed`` outcome, the text parsers (``ScoreParser``,
+``YesNoParser``, ``ChoiceParser``), the ``AnyOf`` combinator, reply cleaning and refusal detection.
+The JSON/rubric parser lives in ``rubric.py``.
+
+Every parser reads only the judge's reply (never the prompt) after ``clean_reply``: a leading
+``<think>...</think>`` block and any echoed fenced data block (see ``fencing.py``) are removed first.
+Parsers never pick a digit or word out of prose: a score needs its label ("Score: 4"), a yes/no verdict must
+be a whole line ("Yes", "**No.**", "Verdict: yes"), a letter must be the whole reply.  Anything else, and any
+reply that states two different verdicts, is a parse failure with a reason in ``Parsed.error``.
+A parser never raises on odd input and never evaluates reply text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from .fencing import strip_data_blocks
+
+__all__ = [
+    "AnyOf",
+    "ChoiceParser",
+    "Parsed",
+    "ReplyParser",
+    "ScoreParser",
+    "YesNoParser",
+    "clean_reply",
+    "looks_like_refusal",
+]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """Outcome of parsing one reply: ``error`` is None on success."""
+
+    score: float | None = None
+    """Numeric verdict on the parser's scale (None for label-only parsers or on failure)."""
+    dimensions: Mapping[str, float] = field(default_factory=dict)
+    """Named rubric scores (JSON rubric parsers)."""
+    label: str | None = None
+    """Categorical verdict ("yes", "no", "B", "NONE")."""
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    """Other parsed JSON fields (e.g. a justification)."""
+    error: str | None = None
+    """Why the reply did not parse; None on success."""
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _fail(reason: str) -> Parsed:
+    return Parsed(error=reason)
+
+
+@runtime_checkable
+class ReplyParser(Protocol):
+    """A strict reply parser.  ``spec`` is a stable description that enters cache keys and logs."""
+
+    @property
+    def spec(self) -> str: ...
+
+    def __call__(self, reply: str) -> Parsed: ...
+
+
+# ---------------------------------------------------------------- cleaning and refusals
+_THINK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_EMPHASIS = "*_`\"'“”‘’"
+
+
+def clean_reply(reply: str) -> str:
+    """Drop a leading reasoning block and echoed fenced data; strip outer whitespace."""
+    return strip_data_blocks(_THINK.sub("", reply, count=1)).strip()
+
+
+_REFUSAL = re.compile(
+    r"^(?:"
+    r"(?:I['’]m|I\s+am)\s+(?:very\s+|so\s+|truly\s+)?(?:sorry|afraid)\b[^.\n]{0,80}?"
+    r"\b(?:can['’]?t|cannot|can\s+not|unable|won['’]t|will\s+not|not\s+able)\b"
+    r"|(?:sorry|apologies|my\s+apologies)\b[^.\n]{0,80}?\b(?:can['’]?t|cannot|can\s+not|unable|won['’]t|will\s+not)\b"
+    r"|I\s+(?:can['’]?t|cannot|can\s+not|won['’]t|will\s+not|am\s+unable\s+to|am\s+not\s+able\s+to)\s+"
+    r"(?:help|assist|comply|provide|evaluate|do|fulfil|fulfill|answer|grade|score|judge|complete)\b"
+    r"|as\s+an\s+ai\b[^.\n]{0,80}?\b(?:can['’]?t|cannot|unable|won['’]t)\b"
+    r")",
+    re.IGNORECASE,
+)
+
+
+def looks_like_refusal(reply: str) -> bool:
+    """True when the reply opens with a refusal ("I'm sorry, I can't ...", "I cannot help with ...").
+
+    The client consults this only for replies that failed to parse, so a parsed verdict that happens to
+    start with "Sorry" is never reclassified."""
+    return bool(_REFUSAL.match(clean_reply(reply)))
+
+
+# ---------------------------------------------------------------- Score: N
+_NUMBER = r"[+-]?(?:\d+(?:\.\d+)?|\.\d+)"
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+@dataclass(frozen=True)
+class ScoreParser:
+    """Reads "<label>: N" (e.g. "Score: 4", "**Score:** 4", "Score = 4/5", "'Score': '0.75'").
+
+    N must lie in [low, high]; with ``integer=True`` (default) "4.5" is rejected, with ``allowed`` only the
+    listed values pass (e.g. (0, 0.5, 1)).  "N/high" and "N out of high" are accepted when the denominator
+    equals ``high``.  A label occurrence not followed by a readable number, several occurrences with
+    different values, a range ("3-4"), a percentage or a decimal comma make the reply a parse failure."""
+
+    low: float = 1
+    high: float = 5
+    integer: bool = True
+    allowed: tuple[float, ...] | None = None
+    labels: tuple[str, ...] = ("score",)
+
+    def __post_init__(self) -> None:
+        if not self.low < self.high:
+            raise ValueError(f"empty scale [{self.low}, {self.high}]")
+        if not self.labels or not all(re.fullmatch(r"[A-Za-z][A-Za-z ]*", w) for w in self.labels):
+            raise ValueError(f"labels must be words, got {self.labels!r}")
+
+    @property
+    def spec(self) -> str:
+        allowed = ",".join(_fmt(a) for a in self.allowed) if self.allowed is not None else "-"
+        kind = "int" if self.integer else "real"
+        return f"score[{'|'.join(self.labels)}]:{_fmt(self.low)}..{_fmt(self.high)}:{kind}:allowed={allowed}"
+
+    def _pattern(self) -> re.Pattern[str]:
+        words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in self.labels)
+        return re.compile(
+            rf"(?<![\w])['\"]?(?:{words})\b['\"]?[\s*_]*[:=][\s*_`'\"]*"
+            rf"(?:(?P<num>{_NUMBER})(?P<after>[^\n]{{0,16}}))?",
+            re.IGNORECASE,
+        )
+
+    def _read(self, num: str, after: str) -> float | str:
+        if re.match(r"(?:[.,]\d|\s*[-–]\s*\d|\s*%|[A-Za-z0-9_])", after):
+            return f"unreadable score {num + after[:4]!r}"
+        value = float(num)
+        denom = re.match(rf"[*_`'\"]*\s*(?:/|out\s+of)\s*(?P<d>{_NUMBER})(?![\d.]*\d)", after, re.IGNORECASE)
+        if denom and float(denom.group("d")) != float(self.high):
+            return f"score {num}/{denom.group('d')} is not on the declared scale (max {_fmt(self.high)})"
+        return value
+
+    def __call__(self, reply: str) -> Parsed:
+        text = clean_reply(reply)
+        values: list[float] = []
+        for m in self._pattern().finditer(text):
+            num = m.group("num")
+            if num is None:
+                return _fail("score label without a number")
+            read = self._read(num, m.group("after") or "")
+            if isinstance(read, str):
+                return _fail(read)
+            values.append(read)
+        if not values:
+            return _fail("no score found")
+        if len(set(values)) > 1:
+            return _fail(f"conflicting scores {sorted(set(values))}")
+        value = values[0]
+        if not math.isfinite(value) or not self.low <= value <= self.high:
+            return _fail(f"score {_fmt(value)} outside [{_fmt(self.low)}, {_fmt(self.high)}]")
+        if self.integer and not value.is_integer():
+            return _fail(f"score {_fmt(value)} is not an integer")
+        if self.allowed is not None and value not in self.allowed:
+            return _fail(f"score {_fmt(value)} not among the allowed values")
+        return Parsed(score=value)
+
+
+# ---------------------------------------------------------------- yes / no
+_LABELLED = re.compile(
+    r"^[\s*_#]*(?:final\s+)?(?:answer|verdict|judg(?:e)?ment|decision|grade)[\s*_]*:[\s*_]*(?P<v>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _token(text: str) -> str:
+    return text.strip().strip(_EMPHASIS).strip().rstrip(".!").strip().strip(_EMPHASIS).strip().casefold()
+
+
+@dataclass(frozen=True)
+class YesNoParser:
+    """Yes/no verdicts: a whole line that is exactly a yes- or no-word (emphasis, quotes and a final "."
+    or "!" allowed) or a labelled line ("Verdict: yes", "Answer: **No**").  Every such line must agree.
+    Defaults: yes=("yes",), no=("no",); e.g. ``YesNoParser(yes=("correct",), no=("incorrect",))``.
+    "yes and no", "not yes", "10", "0.1", "Yes, but ..." never parse.  Score: yes -> 1.0, no -> 0.0;
+    the label is the first word of the matching vocabulary."""
+
+    yes: tuple[str, ...] = ("yes",)
+    no: tuple[str, ...] = ("no",)
+
+    def __post_init__(self) -> None:
+        yes, no = {w.casefold() for w in self.yes}, {w.casefold() for w in self.no}
+        if not yes or not no or yes & no:
+            raise ValueError("yes and no vocabularies must be non-empty and disjoint")
+
+    @property
+    def spec(self) -> str:
+        return f"yesno:{'|'.join(self.yes)}/{'|'.join(self.no)}"
+
+    def _verdict(self, token: str) -> bool | None:
+        if token in {w.casefold() for w in self.yes}:
+            return True
+        if token in {w.casefold() for w in self.no}:
+            return False
+        return None
+
+    def __call__(self, reply: str) -> Parsed:
+        verdicts: set[bool] = set()
+        for line in clean_reply(reply).splitlines():
+            labelled = _LABELLED.match(line)
+            token = _token(labelled.group("v") if labelled else line)
+            verdict = self._verdict(token)
+            if verdict is None and labelled:
+                return _fail(f"unreadable verdict {line.strip()[:40]!r}")
+            if verdict is not None:
+                verdicts.add(verdict)
+        if not verdicts:
+            return _fail("no yes/no verdict line")
+        if len(verdicts) > 1:
+            return _fail("conflicting yes/no verdicts")
+        yes = verdicts.pop()
+        return Parsed(score=1.0 if yes else 0.0, label=(self.yes if yes else self.no)[0])
+
+
+# ---------------------------------------------------------------- option letter
+_CHOICE = re.compile(
+    rf"^[\s{_EMPHASIS}]*(?:(?:final\s+)?answer\s*:\s*)?[\s{_EMPHASIS}]*(?:option\s+)?[\s{_EMPHASIS}(\[]*"
+    rf"(?P<v>[A-Za-z]|none)[\s{_EMPHASIS})\].!]*$",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ChoiceParser:
+    """The whole reply must be one option letter among ``letters`` or the word NONE (case-insensitive;
+    emphasis, brackets, "Option", "Answer:" and a final "." allowed).  Label = the upper-case letter or
+    "NONE"; score stays None (a label-only judge)."""
+
+    letters: str = "ABCD"
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Z]{2,10}", self.letters) or len(set(self.letters)) != len(self.letters):
+            raise ValueError(f"letters must be 2..10 distinct upper-case letters, got {self.letters!r}")
+
+    @property
+    def spec(self) -> str:
+        return f"choice:{self.letters}|NONE"
+
+    def __call__(self, reply: str) -> Parsed:
+        m = _CHOICE.match(clean_reply(reply))
+        if m is None:
+            return _fail("reply is not a single option letter or NONE")
+        value = m.group("v").upper()
+        if value == "NONE":
+            return Parsed(label="NONE")
+        if value not in self.letters:
+            return _fail(f"letter {value} is not among {self.letters}")
+        return Parsed(label=value)
+
+
+# ---------------------------------------------------------------- combinator
+@dataclass(frozen=True)
+class AnyOf:
+    """Try ``parsers`` in order; the first success wins.  On total failure the errors are joined."""
+
+    parsers: Sequence[ReplyParser]
+
+    @property
+    def spec(self) -> str:
+        return "anyof(" + ";".join(p.spec for p in self.parsers) + ")"
+
+    def __call__(self, reply: str) -> Parsed:
+        errors: list[str] = []
+        for parser in self.parsers:
+            parsed = parser(reply)
+            if parsed.ok:
+                return parsed
+            errors.append(parsed.error or "?")
+        return _fail(" / ".join(errors) or "no parsers")
