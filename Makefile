@@ -27,9 +27,14 @@ test: install
 test-fast: install
 	$(BIN)/python -m pytest -m "not e2e"
 
+# mypy cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
+# lmms_agentic), so it checks a symlinked view of the installed layout in .typecheck/.
 lint: install
 	$(BIN)/ruff check .
-	$(BIN)/mypy adapters judges lmms_agentic
+	@rm -rf .typecheck && mkdir -p .typecheck/lmms_agentic
+	@for f in lmms_agentic/*; do ln -s ../../$$f .typecheck/lmms_agentic/; done
+	@for d in adapters judges tasks; do ln -s ../../$$d .typecheck/lmms_agentic/$$d; done
+	MYPYPATH=.typecheck $(BIN)/mypy -p lmms_agentic
 
 clean:
-	rm -rf runs build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf runs build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .typecheck

@@ -72,10 +72,10 @@ def _decode_pyav(path: str, n_wanted: int) -> tuple[list[Image.Image], list[int]
 
     with av.open(path) as container:
         stream = container.streams.video[0]
-        frames = [frame.to_image() for frame in container.decode(stream)]
+        frames = [Image.fromarray(frame.to_ndarray(format="rgb24")) for frame in container.decode(stream)]
     total = len(frames)
     indices = uniform_indices(total, n_wanted)
-    return [frames[i].convert("RGB") for i in indices], indices, total
+    return [frames[i] for i in indices], indices, total
 
 
 DECODERS = (("decord", _decode_decord), ("pyav", _decode_pyav))

@@ -134,9 +134,10 @@ def _answer_index(value: Any, record_id: str) -> int:
     if isinstance(value, bool):
         value = None
     if isinstance(value, int) and 0 <= value < N_OPTIONS:
-        return value
-    if isinstance(value, str) and value.strip().upper() in LETTERS[:N_OPTIONS] and len(value.strip()) == 1:
-        return LETTERS.index(value.strip().upper())
+        return int(value)
+    letter: str = value.strip().upper() if isinstance(value, str) else ""
+    if len(letter) == 1 and letter in LETTERS[:N_OPTIONS]:
+        return LETTERS.index(letter)
     raise RecordError(BENCHMARK, record_id, FIELD_MAP["answer"], f"{value!r} is neither A-D nor 0-3")
 
 

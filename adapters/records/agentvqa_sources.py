@@ -84,12 +84,12 @@ class CoordinateOptions:
         texts, missing = [], 0
         for text, entry in zip(options, per_option, strict=True):
             for shape in _shapes(entry):
-                pattern = _literal_pattern(shape)
-                if not pattern.search(text):
+                found = _literal_pattern(shape).search(text)
+                if found is None:
                     missing += 1
                     continue
                 rendered = coords.render(shape, int(width), int(height), convention)
-                text = pattern.sub(lambda _m, r=rendered: r, text, count=1)
+                text = text[:found.start()] + rendered + text[found.end():]
             texts.append(text)
         note = f"{missing} coordinate literal(s) not found in the option text" if missing else ""
         return RenderedOptions(tuple(texts), convention, rerendered=missing == 0, note=note)
