@@ -60,14 +60,19 @@ def convention(name: str) -> Convention:
         raise ValueError(f"unknown coordinate convention {name!r}; choose one of {sorted(CONVENTIONS)}") from None
 
 
+def _exact(value: Number) -> Fraction:
+    """The decimal value as written (0.96 is 24/25, not the nearest binary float)."""
+    return Fraction(str(value)) if isinstance(value, float) else Fraction(value)
+
+
 def _round_half_up(value: Fraction) -> int:
     return int((value * 2 + 1) // 2)
 
 
 def _normalise(value: Number, extent: int, conv: Convention) -> str:
     if conv.scale is None:
-        return str(_round_half_up(Fraction(value)))
-    scaled = Fraction(value) * conv.scale / extent
+        return str(_round_half_up(_exact(value)))
+    scaled = _exact(value) * conv.scale / extent
     if conv.decimals == 0:
         return str(_round_half_up(scaled))
     factor = 10**conv.decimals
@@ -123,4 +128,4 @@ def to_pixels(values: Sequence[Number], width: int, height: int, name: str) -> t
         ordered = [v for pair in zip(ordered[1::2], ordered[0::2], strict=True) for v in pair]
     if conv.scale is None:
         return tuple(float(v) for v in ordered)
-    return tuple(float(Fraction(v) * (width if i % 2 == 0 else height) / conv.scale) for i, v in enumerate(ordered))
+    return tuple(float(_exact(v) * (width if i % 2 == 0 else height) / conv.scale) for i, v in enumerate(ordered))

@@ -118,6 +118,16 @@ def clear_cache() -> None:
         _CACHE.hits = _CACHE.misses = 0
 
 
+def lookup(path: str | Path) -> SampledFrames | None:
+    """The most recently decoded frames of `path` in this process, if any (for sample logs)."""
+    resolved = str(Path(path).resolve())
+    with _CACHE.lock:
+        for key in reversed(_CACHE.entries):
+            if key[0] == resolved:
+                return _CACHE.entries[key]
+    return None
+
+
 def sample_frames(path: str | Path, n_wanted: int, *, use_cache: bool = True,
                   decoders: tuple[str, ...] = ("decord", "pyav")) -> SampledFrames:
     """`n_wanted` uniformly spaced RGB frames of the video at `path` (see module docstring)."""

@@ -64,11 +64,9 @@ def _number(value: Any) -> float | None:
 def scores_from_samples(samples: Iterable[Mapping[str, Any]] | Mapping[str, Mapping[str, Any]], *,
                         id_key: str = "item_id") -> Scores:
     """metric -> item id -> score (None when unscored); see the module docstring for the rules."""
-    pairs: Iterable[tuple[str | None, Mapping[str, Any]]]
-    if isinstance(samples, Mapping):
-        pairs = [(str(k), v) for k, v in samples.items()]
-    else:
-        pairs = [(None, s) for s in samples]
+    pairs: list[tuple[str | None, Mapping[str, Any]]] = (
+        [(str(k), v) for k, v in samples.items()] if isinstance(samples, Mapping) else [(None, s) for s in samples]
+    )
     scores: Scores = {}
     for given_id, sample in pairs:
         base_id = given_id or sample.get(id_key) or sample.get("doc_id")
@@ -141,9 +139,9 @@ def compare_runs(a: Any, b: Any, *, id_key: str = "item_id", metrics: Sequence[s
         n = len(xs)
         out[name] = MetricAgreement(
             metric=name, n_pairs=n,
-            exact_match=sum(abs(x - y) <= tolerance for x, y in zip(xs, ys)) / n if n else math.nan,
+            exact_match=sum(abs(x - y) <= tolerance for x, y in zip(xs, ys, strict=True)) / n if n else math.nan,
             spearman_rho=rho, spearman_p=p,
-            mean_abs_diff=sum(abs(x - y) for x, y in zip(xs, ys)) / n if n else math.nan,
+            mean_abs_diff=sum(abs(x - y) for x, y in zip(xs, ys, strict=True)) / n if n else math.nan,
             only_in_a=len(set(ma) - set(mb)), only_in_b=len(set(mb) - set(ma)),
             unscored_in_a=sum(ma[i] is None for i in common), unscored_in_b=sum(mb[i] is None for i in common),
         )
@@ -194,7 +192,8 @@ def _fmt(x: float) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmms_agentic.judges.agreement", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lmms_agentic.judges.agreement",
+                                     description="Agreement between two judge runs; ranking stability.")
     parser.add_argument("runs", nargs="*", type=Path, help="two samples files (JSONL) judged by A and by B")
     parser.add_argument("--id-key", default="item_id", help="item id field in the payloads (default item_id)")
     parser.add_argument("--metric", action="append", help="only these metrics (repeatable)")

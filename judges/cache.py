@@ -25,6 +25,7 @@ then detected as corrupt.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -105,7 +106,7 @@ class JudgeCache:
         self._count("hits")
         return entry
 
-    def _corrupt(self, path: Path, why: str) -> None:
+    def _corrupt(self, path: Path, why: str) -> dict[str, Any] | None:
         log.warning("judge cache: skipping corrupt entry %s (%s); it is treated as a miss and will be rewritten",
                     path, why)
         with self._lock:
@@ -125,10 +126,8 @@ class JudgeCache:
                 handle.write(data)
             os.replace(tmp, path)
         except BaseException:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
             raise
         self._count("writes")
 
@@ -139,6 +138,9 @@ class JudgeCache:
         for path in sorted(self.root.glob("??/*.json")):
             if _KEY.fullmatch(path.stem):
                 yield path.stem
+
+    def __iter__(self) -> Iterator[str]:
+        return self.keys()
 
     def __len__(self) -> int:
         return sum(1 for _ in self.keys())

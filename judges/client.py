@@ -119,7 +119,7 @@ def _decode(response: httpx.Response) -> _Reply:
 class JudgeClient:
     """Judge requests against one configured endpoint, with cache, retries and a bounded thread pool."""
 
-    def __init__(self, config: JudgeConfig | None = None, *, cache: JudgeCache | None | bool = True,
+    def __init__(self, config: JudgeConfig | None = None, *, cache: JudgeCache | bool | None = True,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         """``config`` defaults to ``JudgeConfig.from_env()``; ``cache=True`` uses ``config.cache_path``,
         False disables it, a ``JudgeCache`` is used as given.  ``sleep`` is injectable for tests."""
@@ -291,13 +291,13 @@ class JudgeClient:
                             "or LMMS_AGENTIC_JUDGE_BASE_URL and LMMS_AGENTIC_JUDGE_MODEL (see lmms_agentic.judges)")
             return self._result(prepared, score=None, unscored_reason=NOT_CONFIGURED,
                                 detail="no judge base URL/model configured")
-        reply, failure, attempts = self._post(prepared.body)
-        if reply is None:
+        answer, failure, attempts = self._post(prepared.body)
+        if answer is None:
             log.warning("judge request for item %s failed after %d attempt(s): %s",
                         prepared.request.item_id, attempts, failure)
             return self._result(prepared, score=None, unscored_reason=TRANSPORT_ERROR, detail=failure,
                                 attempts=attempts)
-        return self._from_reply(prepared, reply, attempts=attempts, cached=False)
+        return self._from_reply(prepared, answer, attempts=attempts, cached=False)
 
     def judge(self, request: JudgeRequest) -> JudgeResult:
         """Judge one request (cache first).  Never raises for transport, refusal or parse problems."""

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from lmms_agentic.adapters.extract import Extraction, extract_choice, option_letters
+
 from .client import JudgeClient, default_client
 from .config import env_flag
 from .parsers import ChoiceParser
@@ -112,7 +113,8 @@ def _request(response: str, options: Options, question: str | None, item_id: str
     if texts is None:
         listed = ", ".join(letters)
     else:
-        listed = "\n".join(f"{letter}. {text if text else '(no text)'}" for letter, text in zip(letters, texts))
+        lines = zip(letters, texts, strict=True)
+        listed = "\n".join(f"{letter}. {text if text else '(no text)'}" for letter, text in lines)
     values = {"question": question or "(not provided)", "options": listed, "response": response,
               "letters": ", ".join(letters)}
     return JudgeRequest(mcq_template(letters), values, item_id)
@@ -158,7 +160,7 @@ def extract_many_with_fallback(responses: Sequence[object], options: Sequence[Op
     on = mcq_judge_enabled() if enabled is None else enabled
     out: list[McqExtraction | None] = []
     pending: list[tuple[int, Extraction, JudgeRequest]] = []
-    for i, (response, opts) in enumerate(zip(responses, options)):
+    for i, (response, opts) in enumerate(zip(responses, options, strict=True)):
         rules = extract_choice(response, opts, mode="strict")
         done = _from_rules(rules)
         if done is None and (not on or rules.reason in _NOT_JUDGEABLE or not isinstance(response, str)):
@@ -171,6 +173,6 @@ def extract_many_with_fallback(responses: Sequence[object], options: Sequence[Op
     if pending:
         judge = client if client is not None else default_client()
         results = judge.judge_many([req for _, _, req in pending], progress=progress, desc="mcq judge")
-        for (i, rules, _), result in zip(pending, results):
+        for (i, rules, _), result in zip(pending, results, strict=True):
             out[i] = _from_judge(rules, result)
     return [x for x in out if x is not None]

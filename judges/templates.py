@@ -53,7 +53,8 @@ class PromptTemplate:
 
     def __post_init__(self) -> None:
         if not _ID.fullmatch(self.id) or not self.version.strip():
-            raise ValueError(f"template needs an id like 'bench/metric' and a version, got {self.id!r}@{self.version!r}")
+            raise ValueError(f"template needs an id like 'bench/metric' and a version, "
+                             f"got {self.id!r}@{self.version!r}")
         if self.system is not None and _PLACEHOLDER.search(self.system):
             raise ValueError(f"template {self.id}: the system prompt must be static (no {{{{field}}}})")
         if not isinstance(self.parser, ReplyParser):

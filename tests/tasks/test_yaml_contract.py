@@ -7,6 +7,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+import datasets
 import pytest
 import yaml
 
@@ -16,8 +17,11 @@ TASKS_DIR = Path(lmms_agentic.tasks_dir())
 YAMLS = sorted(TASKS_DIR.rglob("*.yaml"))
 TEMPLATES = sorted(p for p in TASKS_DIR.rglob("*_yaml") if p.is_file())
 NAMESPACES = ("robovista", "agentvqa", "agentx")
-REQUIRED_KWARGS = {"protocol", "system_prompt", "suffix", "confidence_request", "icl_system_prompt",
-                   "icl_reasoning", "image_preprocess", "system_role"}
+REQUIRED_KWARGS = {
+    "robovista": {"protocol", "system_prompt", "suffix", "confidence_request", "icl_system_prompt", "icl_reasoning",
+                  "image_preprocess", "system_role"},
+    "agentvqa": {"history_header", "post_prompt", "video_mode", "n_frames"},
+}
 
 
 class _Raw(yaml.SafeLoader):
@@ -89,22 +93,21 @@ def test_leaf_task_config_is_complete(path: Path) -> None:
     TaskConfig(**config)  # unknown keys raise TypeError
     generation = config["generation_kwargs"]
     assert {"until", "temperature", "do_sample", "max_new_tokens"} <= set(generation), path.name
-    assert generation["temperature"] == 0 and generation["do_sample"] is False
-    kwargs = config["lmms_eval_specific_kwargs"]
-    assert set(kwargs) == {"default"}, "per-backend entries replace 'default' wholesale; restate every key"
-    assert set(kwargs["default"]) == REQUIRED_KWARGS, path.name
+    assert generation["do_sample"] is (generation["temperature"] > 0), "sampling must match the temperature"
+    benchmark = path.parent.name
+    for backend, entry in config["lmms_eval_specific_kwargs"].items():
+        # a backend entry replaces 'default' wholesale: every entry must restate every key
+        assert set(entry) == REQUIRED_KWARGS[benchmark], f"{path.name}: {backend}"
     for hook in ("doc_to_text", "doc_to_target", "doc_to_visual", "doc_to_messages", "process_docs",
                  "process_results"):
         assert callable(config[hook]), f"{path.name}: {hook}"
 
 
 @pytest.mark.parametrize("path", _leaf_tasks(), ids=lambda p: p.name)
-def test_metric_list_matches_process_results_keys(path: Path, robovista_docs: Any) -> None:
+def test_metric_list_matches_process_results_keys(path: Path, mini_env: None) -> None:
     config = _full(path)
-    if not config["task"].startswith("robovista"):
-        pytest.skip("payload check uses the RoboVista mini doc")
-    doc = dict(robovista_docs[0])
-    doc.setdefault("icl_example_id", "")
+    manifest = datasets.load_dataset("json", data_files=str(path.parent / "source.json"), split="train")
+    doc = dict(config["process_docs"](manifest)[0])
     keys = set(config["process_results"](doc, ["B"]))
     names = [m["metric"] for m in config["metric_list"]]
     assert keys == set(names), f"{path.name}: metrics {sorted(names)} vs payload keys {sorted(keys)}"
@@ -114,9 +117,10 @@ def test_metric_list_matches_process_results_keys(path: Path, robovista_docs: An
 
 def test_metric_names_are_not_substrings_of_each_other() -> None:
     """lmms-eval matches group metrics by substring: a group metric must match only itself."""
+    from lmms_agentic.tasks.agentvqa import metrics as agentvqa_metrics
     from lmms_agentic.tasks.robovista import metrics
 
-    names = metrics.ICL_METRICS
+    names = (*metrics.ICL_METRICS, *agentvqa_metrics.COMMON, *agentvqa_metrics.SOURCE_METRICS)
     for group_path in [p for p in YAMLS if "group" in _raw(p)]:
         for entry in _raw(group_path)["aggregate_metric_list"]:
             clashes = [n for n in names if entry["metric"] in n and n != entry["metric"]]

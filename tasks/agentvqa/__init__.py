@@ -1,0 +1,1 @@
+"""AgentVQA task definitions."""
