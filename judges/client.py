@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from .cache import JudgeCache
 from .config import PRESETS, JudgeConfig, redact
@@ -40,6 +40,7 @@ __all__ = ["JudgeClient", "default_client", "request_key", "reset_default_client
 log = logging.getLogger(__name__)
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 _KEY_VERSION = 1
+_LOUD_FAILURES = 5  # transport failures logged at WARNING per client; later ones at DEBUG
 
 
 def request_key(template: PromptTemplate, model: str, body: Mapping[str, Any]) -> str:
@@ -268,11 +269,15 @@ class JudgeClient:
                                 detail=redact(detail or "", [self.config.api_key]), **common)
         if not cached and self.cache is not None and prepared.key is not None:
             template = prepared.request.template
-            self.cache.put(prepared.key, {
-                "template_id": template.id, "template_version": template.version, "template_digest": template.digest,
-                "model_requested": self.config.model, "model_reported": reply.model, "raw_reply": reply.content,
-                "finish_reason": reply.finish_reason, "temperature": self.config.temperature,
-            })
+            try:
+                self.cache.put(prepared.key, {
+                    "template_id": template.id, "template_version": template.version,
+                    "template_digest": template.digest, "model_requested": self.config.model,
+                    "model_reported": reply.model, "raw_reply": reply.content,
+                    "finish_reason": reply.finish_reason, "temperature": self.config.temperature,
+                })
+            except OSError as err:  # a full or read-only disk must not fail the evaluation
+                log.warning("judge cache: could not store an answer under %s (%s)", self.cache.root, err)
         return self._result(prepared, score=parsed.score, dimensions=dict(parsed.dimensions), label=parsed.label,
                             fields=dict(parsed.fields), raw_reply=reply.content, **common)
 
@@ -293,8 +298,13 @@ class JudgeClient:
                                 detail="no judge base URL/model configured")
         answer, failure, attempts = self._post(prepared.body)
         if answer is None:
-            log.warning("judge request for item %s failed after %d attempt(s): %s",
-                        prepared.request.item_id, attempts, failure)
+            with self._lock:
+                self._counts["transport_failures"] += 1
+                n = self._counts["transport_failures"]
+            note = " (further transport failures are logged at DEBUG; see the coverage report)"
+            log.log(logging.WARNING if n <= _LOUD_FAILURES else logging.DEBUG,
+                    "judge request for item %s failed after %d attempt(s): %s%s", prepared.request.item_id,
+                    attempts, failure, note if n == _LOUD_FAILURES else "")
             return self._result(prepared, score=None, unscored_reason=TRANSPORT_ERROR, detail=failure,
                                 attempts=attempts)
         return self._from_reply(prepared, answer, attempts=attempts, cached=False)

@@ -15,7 +15,8 @@ LMMS_AGENTIC_JUDGE_API_KEY             key; optional for local servers; sent as 
 LMMS_AGENTIC_JUDGE_API_VERSION         Azure-style: adds ``?api-version=...`` and sends the key as ``api-key``
 LMMS_AGENTIC_JUDGE_CACHE               cache directory (default ``~/.cache/lmms_agentic/judge``; ``off`` disables)
 LMMS_AGENTIC_JUDGE_CONCURRENCY         parallel requests in ``judge_many`` (default 16)
-LMMS_AGENTIC_JUDGE_TIMEOUT             per-request timeout in seconds (default 60)
+LMMS_AGENTIC_JUDGE_TIMEOUT             per-request timeout in seconds (default 60; httpx applies it to the
+                                       connect, each read, the write and the pool wait)
 LMMS_AGENTIC_JUDGE_MAX_RETRIES         retries after the first attempt (default 4)
 LMMS_AGENTIC_JUDGE_BACKOFF             base backoff delay in seconds (default 1; doubles per retry, jittered)
 LMMS_AGENTIC_JUDGE_MIN_COVERAGE        scored fraction below which coverage warns (default 0.95)

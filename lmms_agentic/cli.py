@@ -3,6 +3,7 @@
 Commands:
   tasks-dir           print the task folder for lmms-eval's --include_path
   report FOLDER       write the markdown report and per-domain charts for a finished run
+  baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
   tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
 """
@@ -21,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("tasks-dir", help="print the task folder for lmms-eval --include_path")
     report = commands.add_parser("report", help="write a report for a finished lmms-eval run")
     report.add_argument("folder", type=Path, help="the --output_path of the run")
+    baselines = commands.add_parser("baselines", help="constant-letter baselines from the gold letters")
+    baselines.add_argument("benchmark", choices=["robovista", "agentvqa"])
     demo = commands.add_parser("demo", help="offline smoke run of every benchmark on its mini split")
     demo.add_argument("--output", type=Path, default=Path("runs/demo"))
     demo.add_argument("--skip-tiny-vlm", action="store_true", help="only run the constant-answer dummy model")
@@ -38,6 +41,11 @@ def main(argv: list[str] | None = None) -> int:
         path, text = write_report(args.folder)
         print(text)
         print(f"report written to {path}")
+        return 0
+    if args.command == "baselines":
+        from lmms_agentic.baselines import main as baselines_main
+
+        print(baselines_main(args.benchmark))
         return 0
     if args.command == "demo":
         from lmms_agentic.demo import run_demo

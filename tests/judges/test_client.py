@@ -252,3 +252,21 @@ def test_stats_shape(serve: Serve, make_client: Make) -> None:
     client = make_client(server)
     client.judge(score_request(1))
     assert _stats_keys(client.stats) == {"http_requests", "retries", "scored", "unscored", "deduplicated", "cache"}
+
+
+def test_unwritable_cache_does_not_fail_the_judge(serve: Serve, make_client: Make, tmp_path: Any,
+                                                  caplog: pytest.LogCaptureFixture) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache directory should be")
+    server = serve(fixed("Score: 4"))
+    with caplog.at_level(logging.WARNING):
+        result = make_client(server, cache_dir=blocker).judge(score_request(1))
+    assert result.score == 4.0 and "could not store" in caplog.text
+
+
+def test_unpinned_alias_warns(caplog: pytest.LogCaptureFixture) -> None:
+    from lmms_agentic.judges import JudgeConfig
+
+    with caplog.at_level(logging.WARNING):
+        JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="gpt-4o", cache_dir=None))
+    assert "unpinned alias" in caplog.text and "gpt-4o-2024-08-06" in caplog.text

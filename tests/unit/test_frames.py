@@ -88,7 +88,7 @@ def test_pyav_fallback_when_decord_fails(ten_second_clip: Path, monkeypatch: pyt
 
 
 def test_missing_and_undecodable_files(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="nope.mp4 does not exist"):
+    with pytest.raises(FileNotFoundError, match=r"nope\.mp4 does not exist"):
         frames.sample_frames(tmp_path / "nope.mp4", 8)
     junk = tmp_path / "junk.mp4"
     junk.write_bytes(b"not a video")

@@ -1,0 +1,117 @@
+"""AgentVQA normaliser: one field map, schema check naming missing/unexpected columns, row validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lmms_agentic.adapters.records import agentvqa
+from lmms_agentic.adapters.records.agentvqa_sources import adapter_for
+from lmms_agentic.adapters.schema import RecordError
+
+
+def _row(**changes: Any) -> dict[str, Any]:
+    row = {"id": "aitw_1", "domain": "Web Agents", "source_dataset": "android-in-the-wild", "question": "Next?",
+           "options": ["tap (540, 1010)", "tap (212, 880)", "swipe up", "press back"], "answer": "A",
+           "video": None, "action_history": ["PRESS_HOME", "SCROLL_UP"], "input_type": "image",
+           "option_coordinates": [[540, 1010], [212, 880], None, None], "image_width": 720, "image_height": 1280,
+           "coordinate_format": "point_xy_abs"}
+    row.update(changes)
+    return row
+
+
+def test_valid_row_maps_labels_to_canonical_slugs() -> None:
+    doc = agentvqa.normalise(_row(), n_images=1)
+    assert (doc.domain, doc.source, doc.gold_letter, doc.context) == ("web_agents", "aitw", "A",
+                                                                       "PRESS_HOME\nSCROLL_UP")
+    assert doc.metadata["source_label"] == "android-in-the-wild"
+
+
+@pytest.mark.parametrize(("label", "slug"), [
+    ("Web Agents", "web_agents"), ("web_agents", "web_agents"), ("EGOCENTRIC VIDEOS", "egocentric_videos"),
+    ("Spatial-Planning", "spatial_planning"), ("robotics", "robotics"), ("Games", "games"),
+])
+def test_domain_aliases(label: str, slug: str) -> None:
+    assert agentvqa.canonical_domain(label, "x") == slug
+
+
+@pytest.mark.parametrize(("label", "slug"), [
+    ("android-in-the-wild", "aitw"), ("AitW", "aitw"), ("screenspot-pro", "screenspot_pro"),
+    ("ScreenSpot-Pro", "screenspot_pro"), ("embspatial-bench", "embspatial_bench"), ("space-10", "space_10"),
+    ("VSI-Bench", "vsi_bench"), ("3DSRBench", "3dsrbench"), ("Brand New Source", "brand_new_source"),
+])
+def test_source_aliases(label: str, slug: str) -> None:
+    assert agentvqa.canonical_source(label) == slug
+
+
+@pytest.mark.parametrize(("changes", "field", "problem"), [
+    ({"question": ""}, "question", "non-empty string"),
+    ({"options": ["a", "b", "c"]}, "options", "list of 4"),
+    ({"options": ["a", "b", "c", ""]}, "options", "empty or non-string"),
+    ({"options": ["a", "b", "c", "a"]}, "options", "duplicate"),
+    ({"answer": "E"}, "answer", "neither A-D nor 0-3"),
+    ({"answer": 4}, "answer", "neither A-D nor 0-3"),
+    ({"answer": True}, "answer", "neither A-D nor 0-3"),
+    ({"domain": "Cooking"}, "domain", "is not one of"),
+    ({"source_dataset": "ScreenSpot"}, "source_dataset", "belongs to web_agents, not robotics"),
+    ({"action_history": [1, 2]}, "action_history", "list of strings"),
+    ({"video": 3}, "video", "relative path"),
+], ids=["empty-question", "three-options", "empty-option", "duplicate-option", "answer-E", "answer-4",
+        "answer-bool", "unknown-domain", "source-in-wrong-domain", "history-ints", "video-int"])
+def test_malformed_rows_name_record_and_field(changes: dict[str, Any], field: str, problem: str) -> None:
+    row = _row(**changes)
+    if field == "source_dataset":
+        row["domain"] = "Robotics"
+    with pytest.raises(RecordError) as error:
+        agentvqa.normalise(row, n_images=1)
+    assert error.value.record_id == "aitw_1" and error.value.field_name == field and problem in str(error.value)
+
+
+def test_item_without_images_or_video() -> None:
+    with pytest.raises(RecordError, match="neither images nor a video"):
+        agentvqa.normalise(_row(), n_images=0)
+
+
+@pytest.mark.parametrize(("answer", "letter"), [("B", "B"), (" c ", "C"), (3, "D"), (0, "A")])
+def test_answer_as_letter_or_index(answer: Any, letter: str) -> None:
+    assert agentvqa.normalise(_row(answer=answer), n_images=1).gold_letter == letter
+
+
+def test_check_columns_names_missing_and_unexpected_fields() -> None:
+    columns = [c for c in _row() if c != "source_dataset"] + ["images", "source"]
+    with pytest.raises(agentvqa.SchemaError) as error:
+        agentvqa.check_columns(columns, {"id": "aitw_1"})
+    text = str(error.value)
+    assert "missing source (column 'source_dataset')" in text and "unexpected ['source']" in text
+    assert "First record: id='aitw_1'" in text and "edit FIELD_MAP" in text
+
+
+def test_unknown_extra_columns_only_warn(caplog: pytest.LogCaptureFixture) -> None:
+    agentvqa.check_columns([*_row(), "images", "new_column"])
+    assert "new_column" in caplog.text
+
+
+@pytest.mark.parametrize(("convention", "expected"), [
+    ("pixel_xy", ("tap (540, 1010)", "tap (212, 880)", "swipe up", "press back")),
+    ("norm1000_yx", ("tap (789, 750)", "tap (688, 294)", "swipe up", "press back")),
+    ("norm1000_xy", ("tap (750, 789)", "tap (294, 688)", "swipe up", "press back")),
+])
+def test_ui_action_options_rendered_per_convention(convention: str, expected: tuple[str, ...]) -> None:
+    doc = agentvqa.normalise(_row(), n_images=1)
+    rendered = adapter_for(doc.source).render(doc.options, dict(doc.metadata), convention, None)
+    assert rendered.texts == expected and rendered.rerendered
+
+
+def test_option_text_without_the_coordinate_literal_is_kept_and_flagged() -> None:
+    doc = agentvqa.normalise(_row(options=["tap the OK button", "tap (212, 880)", "swipe up", "press back"]), 1)
+    rendered = adapter_for(doc.source).render(doc.options, dict(doc.metadata), "norm1000_yx", None)
+    assert rendered.texts[0] == "tap the OK button" and not rendered.rerendered
+    assert "1 coordinate literal(s) not found" in rendered.note
+
+
+def test_text_sources_ignore_the_convention_but_reject_unknown_names() -> None:
+    doc = agentvqa.normalise(_row(source_dataset="MONDAY", option_coordinates=None), n_images=1)
+    assert adapter_for("gameqa").render(doc.options, {}, "norm1000_yx", None).texts == doc.options
+    with pytest.raises(ValueError, match="unknown coordinate convention"):
+        adapter_for("gameqa").render(doc.options, {}, "gemini", None)
