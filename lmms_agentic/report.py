@@ -6,8 +6,9 @@ reads `<ts>_results.json` and the `<ts>_samples_<task>.jsonl` files written next
 `--log_samples`), pools each group's subtasks, and writes `<ts>_report.md` plus one
 `<ts>_<benchmark>_domains.png` bar chart per benchmark into the same folder.
 
-It relies only on the payload fields every MCQ task logs: `id`, `domain`, `correct`,
-`correct_strict`, `pred`, and optionally `ability_split` / `ability_type`.
+It relies only on the payload fields every MCQ task logs: `id`, `domain`, `correct`, `pred`,
+`answer`, and uses `correct_strict` / `pred_strict` (RoboVista's second extractor), `source`,
+`ability_split`, `ability_type` and `confidence` where a benchmark logs them.
 """
 
 from __future__ import annotations
@@ -88,6 +89,15 @@ def letter_shares(items: Iterable[Mapping[str, Any]], field: str) -> dict[str, f
     return {letter: 100.0 * n / total for letter, n in sorted(counts.items())}
 
 
+SCORE_KEYS = ("parity_acc,none", "accuracy,none")
+
+
+def _score(results: Mapping[str, Any], name: str) -> str:
+    """The headline metric lmms-eval reported for a task or group."""
+    row = results.get("results", {}).get(name, {})
+    return next((_fmt(float(row[key])) for key in SCORE_KEYS if key in row), "-")
+
+
 def _calibration(items: list[dict[str, Any]]) -> str:
     """Calibration error over items that stated a confidence, with its coverage; '-' when none did."""
     scored = [item for item in items if item.get("confidence") is not None]
@@ -107,22 +117,28 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         + ", ".join(f"{v.name} v{results.get('versions', {}).get(v.name, '?')}" for v in variants),
         "- accuracy in %; unanswered items count as wrong (papers' convention); "
         "rows without a domain/ability label count only in `all`.",
+        "- `score` is lmms-eval's headline metric for the task or group (its benchmark's convention, e.g. AgentVQA's "
+        "mean of domains); `pooled acc` is correct / all rows of the variant.",
         "",
-        "| benchmark / variant | n | parity acc | strict acc | no answer | calibration error "
+        "| benchmark / variant | n | score | pooled acc | strict acc | no answer | calibration error "
         "| gold-letter shares | predicted-letter shares |",
-        "|---|---:|---:|---:|---:|---:|---|---|",
+        "|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for v in variants:
         gold = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "answer").items())
         pred = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "pred").items())
-        no_answer = stats.rate(v.items, lambda item: item.get("pred_strict") is None)
-        lines.append(f"| {v.name} | {len(v.items)} | {_fmt(stats.accuracy(v.items, 'correct'))} | "
-                     f"{_fmt(stats.accuracy(v.items, 'correct_strict'))} | {_fmt(no_answer)} | "
+        answer_key = "pred_strict" if all("pred_strict" in item for item in v.items) else "pred"
+        no_answer = stats.percent(sum(item[answer_key] is None for item in v.items), len(v.items))
+        strict = (_fmt(stats.accuracy(v.items, "correct_strict"))
+                  if all("correct_strict" in item for item in v.items) else "-")
+        lines.append(f"| {v.name} | {len(v.items)} | {_score(results, v.name)} | "
+                     f"{_fmt(stats.accuracy(v.items, 'correct'))} | "
+                     f"{strict} | {_fmt(no_answer)} | "
                      f"{_calibration(v.items)} | {gold} | {pred} |")
     lines += ["", "## Breakdowns (parity accuracy)", "",
               "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
-        for field in ("domain", "ability_split", "ability_type"):
+        for field in ("domain", "source", "ability_split", "ability_type"):
             if all(field in item for item in v.items):
                 lines += _breakdown_rows(v, field)
     if charts:

@@ -19,6 +19,7 @@ def _write_run(folder: Path) -> None:
     (folder / f"{stamp}_results.json").write_text(json.dumps({
         "group_subtasks": {"bench": ["bench_x", "bench_y"], "bench_conf": []},
         "versions": {"bench": 1.0, "bench_conf": 2.0}, "config": {"model": "dummy", "model_args": ""},
+        "results": {"bench": {"accuracy,none": 61.0}},
     }))
     rows = {"bench_x": [_payload(0, "x", True, None), _payload(1, "x", False, None)],
             "bench_y": [_payload(2, "y", True, None)],
@@ -38,8 +39,8 @@ def test_report_table_chart_and_summary(tmp_path: Path) -> None:
     _write_run(tmp_path)
     path, text = write_report(tmp_path)
     assert path.name == "20260101_000000_report.md" and path.read_text() == text
-    assert "| bench | 3 | 66.7 | 66.7 | 33.3 | - | A 100% | A 67%, none 33% |" in text
-    assert "| bench_conf | 2 | 50.0 | 50.0 | 50.0 | 10.0 (1/2 stated) |" in text
+    assert "| bench | 3 | 61.0 | 66.7 | 66.7 | 33.3 | - | A 100% | A 67%, none 33% |" in text
+    assert "| bench_conf | 2 | - | 50.0 | 50.0 | 50.0 | 10.0 (1/2 stated) |" in text
     assert "| bench | domain | x | 2 | 50.0 |" in text
     assert (tmp_path / "20260101_000000_bench_domains.png").stat().st_size > 1000
     assert "## Breakdowns" not in summary(text) and "| bench |" in summary(text)
