@@ -133,6 +133,7 @@ class JudgeClient:
         self._sleep = sleep
         self._rng = random.Random()
         self._lock = threading.Lock()
+        self._in_flight: dict[str, threading.Lock] = {}
         self._http: httpx.Client | None = None
         self._counts: Counter[str] = Counter()
         self._warned_unconfigured = False
@@ -310,8 +311,17 @@ class JudgeClient:
         return self._from_reply(prepared, answer, attempts=attempts, cached=False)
 
     def judge(self, request: JudgeRequest) -> JudgeResult:
-        """Judge one request (cache first).  Never raises for transport, refusal or parse problems."""
-        return self._judge_prepared(self._prepare(request))
+        """Judge one request (cache first).  Never raises for transport, refusal or parse problems.
+
+        Single flight: concurrent calls with the same key (e.g. from lmms-eval worker threads) wait for the first
+        one and are then served from the cache, so an identical request is sent once."""
+        prepared = self._prepare(request)
+        if prepared.key is None:
+            return self._judge_prepared(prepared)
+        with self._lock:
+            key_lock = self._in_flight.setdefault(prepared.key, threading.Lock())
+        with key_lock:
+            return self._judge_prepared(prepared)
 
     def judge_many(self, requests: Sequence[JudgeRequest], *, progress: bool = True, desc: str = "judge",
                    on_result: Callable[[int, JudgeResult], None] | None = None) -> list[JudgeResult]:

@@ -20,11 +20,12 @@ from PIL import Image
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.data import resolve_media
 from lmms_agentic.adapters.docs import load_canonical
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, extract_choice
+from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.media import as_pil
 from lmms_agentic.adapters.records import agentvqa as records
 from lmms_agentic.adapters.records.agentvqa_sources import RenderedOptions, adapter_for
 from lmms_agentic.adapters.schema import LETTERS
+from lmms_agentic.judges.mcq_fallback import extract_with_fallback
 from lmms_agentic.tasks.agentvqa import metrics
 
 IMAGES = "images"
@@ -149,7 +150,8 @@ def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
         shown: Any = rendered_options(doc).texts
     except ValueError:  # coordinates without a recorded image size: images are not kept for scoring
         shown = doc["options"]
-    extraction = extract_choice(response, shown, mode="strict")
+    # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
+    extraction = extract_with_fallback(response, shown, question=doc["question"], item_id=doc["id"])
     video_log: dict[str, Any] | None = None
     if doc.get("video"):
         decoded = frames.lookup(_video_path(doc))
@@ -165,6 +167,8 @@ def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
         "pred": extraction.letter,
         "rule": extraction.rule,
         "no_answer_reason": extraction.reason,
+        "extraction_path": extraction.path,
+        "judge": extraction.judge.as_dict() if extraction.judge is not None else None,
         "correct": extraction.letter == doc["answer"],
         "request_failed": isinstance(response, str) and response.startswith(REQUEST_FAILED_PREFIX),
         "coord_convention": doc["coord_convention"],

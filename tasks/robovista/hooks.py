@@ -28,6 +28,7 @@ from lmms_agentic.adapters.media import ImagePolicy, as_pil, preprocess_image
 from lmms_agentic.adapters.prompting import mcq_text, option_lines, with_system_prompt
 from lmms_agentic.adapters.records import robovista as records
 from lmms_agentic.adapters.schema import RecordError
+from lmms_agentic.judges.mcq_fallback import extract_with_fallback
 from lmms_agentic.tasks.robovista import metrics
 
 log = logging.getLogger("lmms_agentic.robovista")
@@ -190,7 +191,8 @@ def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
     """The per-document record every RoboVista metric aggregates (plain data, logged per sample)."""
     response = results[0] if results else ""
     parity = extract_choice(response, doc["options"], mode="parity")
-    strict = extract_choice(response, doc["options"], mode="strict")
+    # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
+    strict = extract_with_fallback(response, doc["options"], question=doc["question"], item_id=doc["id"])
     confidence = split_confidence(response)[1] if isinstance(response, str) else None
     meta = json.loads(doc["metadata_json"])
     return {
@@ -205,6 +207,8 @@ def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
         "pred_strict": strict.letter,
         "rule_strict": strict.rule,
         "no_answer_reason": strict.reason,
+        "extraction_path": strict.path,
+        "judge": strict.judge.as_dict() if strict.judge is not None else None,
         "correct": parity.letter == doc["answer"],
         "correct_strict": strict.letter == doc["answer"],
         "confidence": confidence,
