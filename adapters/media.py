@@ -1,16 +1,22 @@
-"""Image handling shared by every benchmark: loading from dataset cells and paper-style preprocessing.
+"""Image handling shared by every benchmark: loading from dataset cells, paper-style preprocessing, decode once.
 
 `preprocess_image` is the RoboVista paper's pipeline (App. B, public runner), reusable by any
 benchmark that needs "longest side N, JPEG quality Q": convert modes other than RGB/L to RGB,
 downscale so the longer side is `max_side` (the shorter side truncated with `int()`, never
 upscaled, PIL's default resampling), then a JPEG round trip at `jpeg_quality`. The round trip
 happens here so that every backend receives identical pixels as a PIL image.
+
+`decoded_once(key, load)` keeps the decoded (and preprocessed) images of recently used documents in a small
+in-process LRU, so the k rows of one question under option permutations (which share their media) decode them
+once per run. Tasks key it by the question's group id.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,3 +90,47 @@ def as_pil(cell: Any, *, where: str) -> Image.Image:
             raise FileNotFoundError(f"{where}: image file {path} does not exist")
         return Image.open(path)
     raise TypeError(f"{where}: cannot read an image from a {type(cell).__name__}")
+
+
+class _ImageCache:
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.entries: OrderedDict[Hashable, list[Image.Image]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self.enabled = True
+        self.lock = threading.Lock()
+
+
+_IMAGES = _ImageCache(64)
+
+
+def decoded_once(key: Hashable, load: Callable[[], list[Image.Image]]) -> list[Image.Image]:
+    """`load()` the first time `key` is seen (LRU of 64 documents), the cached images after that."""
+    if not _IMAGES.enabled:
+        return load()
+    with _IMAGES.lock:
+        if key in _IMAGES.entries:
+            _IMAGES.entries.move_to_end(key)
+            _IMAGES.hits += 1
+            return list(_IMAGES.entries[key])
+    images = load()
+    with _IMAGES.lock:
+        _IMAGES.misses += 1
+        _IMAGES.entries[key] = images
+        while len(_IMAGES.entries) > _IMAGES.max_entries:
+            _IMAGES.entries.popitem(last=False)
+    return list(images)
+
+
+def image_cache_stats() -> dict[str, int]:
+    return {"hits": _IMAGES.hits, "misses": _IMAGES.misses, "cached": len(_IMAGES.entries)}
+
+
+def configure_image_cache(enabled: bool = True, clear: bool = True) -> None:
+    """Switch the decode-once cache on or off (benchmarks compare both) and optionally empty it."""
+    with _IMAGES.lock:
+        _IMAGES.enabled = enabled
+        if clear:
+            _IMAGES.entries.clear()
+            _IMAGES.hits = _IMAGES.misses = 0

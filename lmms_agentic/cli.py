@@ -5,6 +5,7 @@ Commands:
   report FOLDER       write the markdown report and per-domain charts for a finished run
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
+  variants            (re)write the option-permutation task variants (tasks/<benchmark>/permuted/)
   tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
 """
 
@@ -27,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     demo = commands.add_parser("demo", help="offline smoke run of every benchmark on its mini split")
     demo.add_argument("--output", type=Path, default=Path("runs/demo"))
     demo.add_argument("--skip-tiny-vlm", action="store_true", help="only run the constant-answer dummy model")
+    commands.add_parser("variants", help="(re)write the option-permutation task YAMLs")
     tiny = commands.add_parser("tiny-vlm", help="build the tiny random-weight VLM checkpoint")
     tiny.add_argument("out_dir", type=Path)
     tiny.add_argument("--seed", type=int, default=0)
@@ -46,6 +48,12 @@ def main(argv: list[str] | None = None) -> int:
         from lmms_agentic.baselines import main as baselines_main
 
         print(baselines_main(args.benchmark))
+        return 0
+    if args.command == "variants":
+        from lmms_agentic.variants import write_all
+
+        written = write_all(Path(tasks_dir()))
+        print(f"wrote {len(written)} variant YAMLs under {tasks_dir()}")
         return 0
     if args.command == "demo":
         from lmms_agentic.demo import run_demo

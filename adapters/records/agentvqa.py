@@ -197,5 +197,6 @@ def normalise(row: Mapping[str, Any], n_images: int) -> McqDoc:
             "image_width": _get(row, "image_width"),
             "image_height": _get(row, "image_height"),
             "coordinate_format": _get(row, "coordinate_format") or "",
+            "option_fields": ["option_coordinates"],  # per-option metadata, permuted with the options
         },
     )

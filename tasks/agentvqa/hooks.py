@@ -21,7 +21,7 @@ from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.data import resolve_media
 from lmms_agentic.adapters.docs import load_canonical
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
-from lmms_agentic.adapters.media import as_pil
+from lmms_agentic.adapters.media import as_pil, decoded_once
 from lmms_agentic.adapters.records import agentvqa as records
 from lmms_agentic.adapters.records.agentvqa_sources import RenderedOptions, adapter_for
 from lmms_agentic.adapters.schema import LETTERS
@@ -75,8 +75,14 @@ def __getattr__(name: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
 # --------------------------------------------------------------------------- visuals and prompt
 
 def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
-    return [as_pil(cell, where=f"agentvqa record {doc['id']!r}, {IMAGES}[{i}]").convert("RGB")
-            for i, cell in enumerate(doc.get(IMAGES) or [])]
+    cells = doc.get(IMAGES) or []
+
+    def load() -> list[Image.Image]:
+        return [as_pil(cell, where=f"agentvqa record {doc['id']!r}, {IMAGES}[{i}]").convert("RGB")
+                for i, cell in enumerate(cells)]
+
+    # rows of one question under option permutations share their media: decode once (keyed by question)
+    return decoded_once((records.BENCHMARK, doc.get("group_id") or doc["id"], IMAGES), load) if cells else []
 
 
 def _video_path(doc: Mapping[str, Any]) -> str:

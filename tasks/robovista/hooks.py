@@ -24,7 +24,7 @@ from lmms_agentic.adapters.data import Location
 from lmms_agentic.adapters.docs import load_canonical
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, extract_choice, split_confidence
 from lmms_agentic.adapters.fewshot import choose_examples
-from lmms_agentic.adapters.media import ImagePolicy, as_pil, preprocess_image
+from lmms_agentic.adapters.media import ImagePolicy, as_pil, decoded_once, preprocess_image
 from lmms_agentic.adapters.prompting import mcq_text, option_lines, with_system_prompt
 from lmms_agentic.adapters.records import robovista as records
 from lmms_agentic.adapters.schema import RecordError
@@ -111,8 +111,16 @@ def _images(doc: Mapping[str, Any], column: str, policy: ImagePolicy) -> list[Im
     cells = doc.get(column)
     if cells is None:
         raise RecordError(records.BENCHMARK, str(doc.get("id")), column, "is missing from the document")
-    return [preprocess_image(as_pil(cell, where=f"robovista record {doc.get('id')!r}, {column}[{i}]"), policy)
-            for i, cell in enumerate(cells)]
+
+    def load() -> list[Image.Image]:
+        return [preprocess_image(as_pil(cell, where=f"robovista record {doc.get('id')!r}, {column}[{i}]"), policy)
+                for i, cell in enumerate(cells)]
+
+    if not cells:
+        return []
+    # the rows of one question under option permutations share their media: decode once (keyed by question)
+    key = (records.BENCHMARK, doc.get("group_id") or doc["id"], column, policy)
+    return decoded_once(key, load)
 
 
 def _user_text(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:

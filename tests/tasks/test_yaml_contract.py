@@ -94,7 +94,7 @@ def test_leaf_task_config_is_complete(path: Path) -> None:
     generation = config["generation_kwargs"]
     assert {"until", "temperature", "do_sample", "max_new_tokens"} <= set(generation), path.name
     assert generation["do_sample"] is (generation["temperature"] > 0), "sampling must match the temperature"
-    benchmark = path.parent.name
+    benchmark = path.relative_to(TASKS_DIR).parts[0]
     for backend, entry in config["lmms_eval_specific_kwargs"].items():
         # a backend entry replaces 'default' wholesale: every entry must restate every key
         assert set(entry) == REQUIRED_KWARGS[benchmark], f"{path.name}: {backend}"
@@ -106,7 +106,8 @@ def test_leaf_task_config_is_complete(path: Path) -> None:
 @pytest.mark.parametrize("path", _leaf_tasks(), ids=lambda p: p.name)
 def test_metric_list_matches_process_results_keys(path: Path, mini_env: None) -> None:
     config = _full(path)
-    manifest = datasets.load_dataset("json", data_files=str(path.parent / "source.json"), split="train")
+    source = TASKS_DIR / path.relative_to(TASKS_DIR).parts[0] / "source.json"
+    manifest = datasets.load_dataset("json", data_files=str(source), split="train")
     doc = dict(config["process_docs"](manifest)[0])
     keys = set(config["process_results"](doc, ["B"]))
     names = [m["metric"] for m in config["metric_list"]]

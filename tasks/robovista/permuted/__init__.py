@@ -1,0 +1,1 @@
+"""Generated option-permutation variants (see lmms_agentic.permuted)."""
