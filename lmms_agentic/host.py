@@ -94,7 +94,8 @@ def install_task_path() -> bool:
 
 
 def register() -> list[Any]:
-    """`lmms_eval.models` entry point: adds our task folder to the task index; registers no model.
+    """`lmms_eval.models` entry point: adds our task folder to the task index and registers the offline
+    test model `agentic_scripted` (lmms_agentic.offline_model).
 
     lmms-eval swallows exceptions from entry points, so nothing here may raise: any surprise is
     reported as a single warning with the `--include_path` fallback.
@@ -103,4 +104,8 @@ def register() -> list[Any]:
         install_task_path()
     except Exception as exc:  # never break the host's model registry
         log.warning("lmms-agentic task registration failed (%s). Instead, %s.", exc, _fallback_hint())
-    return []
+    try:
+        from lmms_eval.models.registry_v2 import ModelManifest
+    except Exception:  # another host version: the model is an extra, the tasks are what matter
+        return []
+    return [ModelManifest(model_id="agentic_scripted", simple_class_path="lmms_agentic.offline_model.ScriptedChoice")]

@@ -1,0 +1,67 @@
+"""`agentic_scripted`: a deterministic offline MCQ responder that shards like a real backend.
+
+lmms-eval's `dummy` model ignores data parallelism (every process evaluates every document) and always gives
+the same reply, so it cannot show that metrics survive sharding. This model:
+- takes its rank and world size from `accelerate` (gloo on CPU), so `accelerate launch --num_processes 2 --cpu`
+  splits the documents between processes exactly as a GPU backend would;
+- answers deterministically: `policy=constant` replies `letter`; `policy=hash` (default) replies the letter of
+  `letters` picked by a SHA-256 of the prompt text, so the same document gets the same reply on any rank while
+  option permutations (which change the prompt) get different ones;
+- calls the task's `doc_to_visual` for every request, so media loading and decoding are exercised.
+
+Use: `lmms-eval --model agentic_scripted --model_args policy=hash,letters=ABCD ...`. It is registered through
+lmms-agentic's `lmms_eval.models` entry point. It is a plumbing check, never a score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from typing import Any
+
+from accelerate import Accelerator
+from lmms_eval.api.instance import Instance
+from lmms_eval.api.model import lmms
+
+
+class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
+    is_simple = True
+
+    def __init__(self, policy: str = "hash", letter: str = "A", letters: str = "ABCD", touch_visuals: bool = True,
+                 **kwargs: Any) -> None:
+        super().__init__()
+        if policy not in ("hash", "constant"):
+            raise ValueError(f"policy must be 'hash' or 'constant', got {policy!r}")
+        self.policy, self.letter, self.letters = policy, str(letter), str(letters)
+        self.touch_visuals = str(touch_visuals).lower() not in ("0", "false", "no")
+        self.accelerator = Accelerator()
+        self._rank = self.accelerator.process_index
+        self._world_size = self.accelerator.num_processes
+        self._device = self.accelerator.device
+
+    @property
+    def device(self) -> Any:
+        return self._device
+
+    def reply(self, context: str) -> str:
+        if self.policy == "constant":
+            return self.letter
+        digest = int(hashlib.sha256(context.encode()).hexdigest(), 16)
+        return self.letters[digest % len(self.letters)]
+
+    def generate_until(self, requests: list[Instance]) -> list[str]:
+        replies = []
+        for request in requests:
+            context, _gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+            if self.touch_visuals:
+                doc_to_visual(self.task_dict[task][split][doc_id])
+            replies.append(self.reply(context))
+        print(f"agentic_scripted rank {self.rank}/{self.world_size}: answered {len(replies)} requests",
+              file=sys.stderr, flush=True)
+        return replies
+
+    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        raise NotImplementedError("agentic_scripted only answers generate_until requests")
+
+    def generate_until_multi_round(self, requests: list[Instance]) -> list[str]:
+        raise NotImplementedError("agentic_scripted only answers generate_until requests")
