@@ -140,6 +140,27 @@ def load_local(path: Path, split: str) -> datasets.Dataset:
     )
 
 
+def fetch_folder(source: DataSource, environ: dict[str, str] | None = None) -> Location:
+    """The local folder holding a benchmark's files (downloading the Hub snapshot when no copy is configured),
+    for benchmarks whose release is not a table (e.g. Agent-X's `data.json` + `files/`). `Location.root` is set."""
+    location = locate(source, environ)
+    try:
+        if location.kind == "hub":
+            from huggingface_hub import snapshot_download
+
+            folder = snapshot_download(source.hub_id, repo_type="dataset", revision=source.revision)
+            return replace(location, root=folder)
+    except Exception as exc:  # the Hub failed: say where and how to fix it
+        raise DataLoadError(
+            f"Could not load {source.benchmark} ({type(exc).__name__}: {exc}).\n"
+            f"Looked at: {location.describe()}.\n{_fix_hint(source)}"
+        ) from exc
+    if not Path(location.where).is_dir():
+        raise DataLoadError(f"Could not load {source.benchmark}: the folder {location.where} does not exist.\n"
+                            f"Looked at: {location.describe()}.\n{_fix_hint(source)}")
+    return location
+
+
 def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tuple[datasets.Dataset, Location]:
     """Load the raw split of a benchmark from the location the environment chooses."""
     location = locate(source, environ)

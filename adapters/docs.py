@@ -1,8 +1,9 @@
 """Raw split -> canonical `datasets.Dataset`, shared by every MCQ benchmark's `process_docs`.
 
 Text columns go through the benchmark's normaliser row by row (validation names the record and
-field); the image column is counted from Arrow metadata and carried over untouched, so images are
-never decoded or re-encoded while loading. The result has the `McqDoc.to_row()` columns plus the
+field); the image column is counted from Arrow metadata and carried over untouched (and left encoded:
+`Image(decode=False)`), so images are never decoded or re-encoded while loading, and decoded once per
+question when a prompt is built. The result has the `McqDoc.to_row()` columns plus the
 original image column, and is cached per (benchmark, location) for the life of the process, so the
 several subtasks of a group load and validate the data once.
 """
@@ -42,7 +43,15 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, benchmark: str, i
     canonical = datasets.Dataset.from_list([doc.to_row() for doc in docs])
     if image_column not in raw.column_names:
         return canonical
-    return datasets.concatenate_datasets([canonical, raw.select_columns([image_column])], axis=1)
+    # keep images encoded: rows then hand out {"bytes", "path"} cells and the tasks decode each question's images
+    # once (adapters.media.decoded_once), instead of datasets decoding them on every row access
+    images = raw.select_columns([image_column])
+    feature = images.features[image_column]
+    if isinstance(feature, datasets.Sequence | datasets.List) and isinstance(feature.feature, datasets.Image):
+        info = images.info.copy()  # same Arrow storage, only the feature's decode flag changes: zero copy
+        info.features = datasets.Features({image_column: datasets.List(datasets.Image(decode=False))})
+        images = datasets.Dataset(images.data, info=info)
+    return datasets.concatenate_datasets([canonical, images], axis=1)
 
 
 def source_from_manifest(manifest: datasets.Dataset) -> DataSource:

@@ -4,6 +4,9 @@ Every function here works on the full list of payloads that lmms-eval gathers fr
 so results do not depend on how documents were sharded. Accuracies are percentages (0-100) as
 in the papers' tables. An empty selection gives NaN ("no items"), never 0 and never an exception.
 
+Intervals: `bootstrap_ci` resamples whole clusters (the rows of one question under option permutations), and
+`paired_comparison` compares two models item by item (paired bootstrap of the difference, exact McNemar test).
+
 Calibration error (RoboVista Table III; HLE reference): items sorted by confidence, cut into
 consecutive bins of `bin_size` (the last bin absorbs the remainder), and
 `CE = sqrt(sum_b |b|/N * (mean_conf_b - acc_b)^2)`, reported x100. `hle_compat=True` reproduces
@@ -70,3 +73,58 @@ def calibration_error(confidences: Sequence[float], correct: Sequence[bool], bin
         acc = sum(bool(correct[i]) for i in members) / len(members)
         total += len(members) / n * (mean_conf - acc) ** 2
     return 100.0 * math.sqrt(total)
+
+
+def bootstrap_ci(items: Sequence[Payload], statistic: Callable[[Sequence[Payload]], float],
+                 cluster_key: str | None = None, n_boot: int = 2000, seed: int = 0,
+                 level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of `statistic`, resampling whole clusters (e.g. the rows of one question
+    under option permutations, `cluster_key="group_id"`) so that correlated rows are not counted as independent.
+    Deterministic for a given seed; (NaN, NaN) without items."""
+    import random
+
+    if not items:
+        return NAN, NAN
+    clusters: dict[Any, list[Payload]] = {}
+    for index, item in enumerate(items):
+        clusters.setdefault(item[cluster_key] if cluster_key else index, []).append(item)
+    groups = list(clusters.values())
+    rng = random.Random(seed)
+    values = []
+    for _ in range(n_boot):
+        sample = [row for _ in groups for row in groups[rng.randrange(len(groups))]]
+        value = statistic(sample)
+        if not math.isnan(value):
+            values.append(value)
+    if not values:
+        return NAN, NAN
+    values.sort()
+    low = values[int((1 - level) / 2 * (len(values) - 1))]
+    high = values[int((1 + level) / 2 * (len(values) - 1))]
+    return low, high
+
+
+def paired_comparison(a: Sequence[Payload], b: Sequence[Payload], key: str = "correct", id_key: str = "id",
+                      cluster_key: str | None = None, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Two models on the same items: accuracy of each, the difference (b - a) with a paired (clustered)
+    bootstrap 95% interval, and the exact McNemar test on the discordant items."""
+    from scipy.stats import binomtest
+
+    by_id_a = {item[id_key]: item for item in a}
+    by_id_b = {item[id_key]: item for item in b}
+    common = sorted(set(by_id_a) & set(by_id_b), key=str)
+    pairs = [{"a": bool(by_id_a[i][key]), "b": bool(by_id_b[i][key]),
+              "cluster": by_id_a[i][cluster_key] if cluster_key else i} for i in common]
+
+    def difference(rows: Sequence[Payload]) -> float:
+        return percent(sum(r["b"] for r in rows) - sum(r["a"] for r in rows), len(rows))
+
+    only_b = sum(r["b"] and not r["a"] for r in pairs)
+    only_a = sum(r["a"] and not r["b"] for r in pairs)
+    p_value = binomtest(only_b, only_b + only_a).pvalue if only_a + only_b else 1.0
+    return {
+        "n_common": len(pairs), "only_in_a": len(by_id_a) - len(pairs), "only_in_b": len(by_id_b) - len(pairs),
+        "acc_a": accuracy(pairs, "a"), "acc_b": accuracy(pairs, "b"), "diff": difference(pairs),
+        "diff_ci95": bootstrap_ci(pairs, difference, "cluster", n_boot, seed),
+        "b_only_correct": only_b, "a_only_correct": only_a, "mcnemar_p": float(p_value),
+    }

@@ -3,6 +3,7 @@
 Commands:
   tasks-dir           print the task folder for lmms-eval's --include_path
   report FOLDER       write the markdown report and per-domain charts for a finished run
+  compare A B         paired comparison of two runs on the same items (difference, 95% CI, McNemar)
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
   variants            (re)write the option-permutation task variants (tasks/<benchmark>/permuted/)
@@ -23,6 +24,9 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("tasks-dir", help="print the task folder for lmms-eval --include_path")
     report = commands.add_parser("report", help="write a report for a finished lmms-eval run")
     report.add_argument("folder", type=Path, help="the --output_path of the run")
+    compare = commands.add_parser("compare", help="paired comparison of two finished runs")
+    compare.add_argument("run_a", type=Path)
+    compare.add_argument("run_b", type=Path)
     baselines = commands.add_parser("baselines", help="constant-letter baselines from the gold letters")
     baselines.add_argument("benchmark", choices=["robovista", "agentvqa"])
     demo = commands.add_parser("demo", help="offline smoke run of every benchmark on its mini split")
@@ -43,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         path, text = write_report(args.folder)
         print(text)
         print(f"report written to {path}")
+        return 0
+    if args.command == "compare":
+        from lmms_agentic.report import compare_runs
+
+        print(compare_runs(args.run_a, args.run_b))
         return 0
     if args.command == "baselines":
         from lmms_agentic.baselines import main as baselines_main

@@ -100,6 +100,22 @@ def permuted_results(mode: str, task: str) -> Callable[[Mapping[str, Any], list[
     return process_results
 
 
+def load_task(task: str) -> tuple[dict[str, Any], datasets.Dataset]:
+    """(resolved config, documents) of any task, base or generated, with data located as for an evaluation."""
+    import json
+
+    from lmms_eval import utils
+
+    found = [p for p in Path(tasks_dir()).rglob(f"{task}.yaml")]
+    if len(found) != 1:
+        raise KeyError(f"expected one YAML named {task}.yaml under {tasks_dir()}, found {len(found)}")
+    config: dict[str, Any] = utils.load_yaml_config(str(found[0]), mode="full")
+    benchmark = found[0].relative_to(tasks_dir()).parts[0]
+    source = Path(tasks_dir()) / benchmark / "source.json"
+    manifest = datasets.Dataset.from_list([json.loads(source.read_text())])
+    return config, config["process_docs"](manifest)
+
+
 def metric_names(task: str) -> tuple[str, ...]:
     return robustness.metric_names(int(base_config(task)["metadata"]["n_options"]))
 

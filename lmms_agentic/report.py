@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmms_agentic.adapters import stats
+from lmms_agentic.adapters import robustness, stats
 
 EXCLUDED_FROM_BREAKDOWNS = "unknown"
 
@@ -89,13 +89,36 @@ def letter_shares(items: Iterable[Mapping[str, Any]], field: str) -> dict[str, f
     return {letter: 100.0 * n / total for letter, n in sorted(counts.items())}
 
 
-SCORE_KEYS = ("parity_acc,none", "accuracy,none")
+SCORE_KEYS = ("parity_acc,none", "accuracy,none", "orig_acc,none")
 
 
 def _score(results: Mapping[str, Any], name: str) -> str:
     """The headline metric lmms-eval reported for a task or group."""
     row = results.get("results", {}).get(name, {})
     return next((_fmt(float(row[key])) for key in SCORE_KEYS if key in row), "-")
+
+
+def _accuracy(items: Sequence[Mapping[str, Any]]) -> float:
+    return stats.accuracy(items, "correct")
+
+
+def _ci(items: list[dict[str, Any]], statistic: Callable[[Sequence[Mapping[str, Any]]], float]) -> str:
+    """`[low, high]` 95% bootstrap interval, resampling questions (all permutations of one question together)."""
+    cluster = "group_id" if all("group_id" in item for item in items) else None
+    low, high = stats.bootstrap_ci(items, statistic, cluster, n_boot=1000)
+    return f"[{_fmt(low)}, {_fmt(high)}]"
+
+
+def _robustness_row(v: Variant) -> str:
+    predicted, gold = robustness.letter_shares(v.items)
+    excess = {k: predicted[k] - gold[k] for k in gold if predicted[k] == predicted[k]}
+    top = max(excess, key=lambda k: excess[k]) if excess else "-"
+    flagged = f"{top} ({excess[top]:+.1f} pts)" if excess else "-"
+    return (f"| {v.name} | {len({i['group_id'] for i in v.items})} | {_fmt(robustness.orig_acc(v.items))} | "
+            f"{_fmt(robustness.perm_mean_acc(v.items))} ± {_fmt(robustness.perm_std_acc(v.items))} | "
+            f"{_fmt(robustness.circular_acc(v.items))} {_ci(v.items, robustness.circular_acc)} | "
+            f"{_fmt(robustness.consistency(v.items))} | {_fmt(robustness.flip_rate(v.items))} | "
+            f"{robustness.letter_bias_p(v.items):.2g} | {flagged} |")
 
 
 def _calibration(items: list[dict[str, Any]]) -> str:
@@ -120,7 +143,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         "- `score` is lmms-eval's headline metric for the task or group (its benchmark's convention, e.g. AgentVQA's "
         "mean of domains); `pooled acc` is correct / all rows of the variant.",
         "",
-        "| benchmark / variant | n | score | pooled acc | strict acc | no answer | calibration error "
+        "| benchmark / variant | n | score | pooled acc [95% CI] | strict acc | no answer | calibration error "
         "| gold-letter shares | predicted-letter shares |",
         "|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
@@ -132,9 +155,15 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         strict = (_fmt(stats.accuracy(v.items, "correct_strict"))
                   if all("correct_strict" in item for item in v.items) else "-")
         lines.append(f"| {v.name} | {len(v.items)} | {_score(results, v.name)} | "
-                     f"{_fmt(stats.accuracy(v.items, 'correct'))} | "
+                     f"{_fmt(stats.accuracy(v.items, 'correct'))} {_ci(v.items, _accuracy)} | "
                      f"{strict} | {_fmt(no_answer)} | "
                      f"{_calibration(v.items)} | {gold} | {pred} |")
+    permuted = [v for v in variants if all("group_id" in item for item in v.items)]
+    if permuted:
+        lines += ["", "## Option-permutation robustness (pooled over each variant; CIs clustered by question)", "",
+                  "| variant | questions | orig acc | perm mean ± std | circular acc | consistency | flip rate "
+                  "| letter bias p | most over-predicted letter |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        lines += [_robustness_row(v) for v in permuted]
     lines += ["", "## Breakdowns (parity accuracy)", "",
               "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
@@ -193,3 +222,27 @@ def write_report(folder: Path) -> tuple[Path, str]:
     target = results_file.parent / f"{stamp}_report.md"
     target.write_text(text)
     return target, text
+
+
+def compare_runs(folder_a: Path, folder_b: Path) -> str:
+    """Paired comparison of two runs (two models, or two settings) on the variants both ran: accuracy of each,
+    the difference B - A with a paired bootstrap 95% interval (clustered by question), and McNemar's exact test."""
+    _, variants_a = collect(latest_results(folder_a))
+    _, variants_b = collect(latest_results(folder_b))
+    by_name = {v.name: v for v in variants_b}
+    lines = [f"Paired comparison: A = {folder_a}, B = {folder_b} (accuracy %, B - A)", "",
+             "| variant | common items | acc A | acc B | B - A [95% CI] | only B right | only A right | McNemar p |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for va in variants_a:
+        vb = by_name.get(va.name)
+        if vb is None:
+            continue
+        cluster = "group_id" if all("group_id" in i for i in va.items) else None
+        r = stats.paired_comparison(va.items, vb.items, cluster_key=cluster)
+        low, high = r["diff_ci95"]
+        lines.append(f"| {va.name} | {r['n_common']} | {_fmt(r['acc_a'])} | {_fmt(r['acc_b'])} | "
+                     f"{r['diff']:+.1f} [{_fmt(low)}, {_fmt(high)}] | {r['b_only_correct']} | "
+                     f"{r['a_only_correct']} | {r['mcnemar_p']:.3g} |")
+    if len(lines) == 4:
+        lines.append("| (no variant in common) | | | | | | | |")
+    return "\n".join(lines)

@@ -64,7 +64,7 @@ def test_samples_log_prompts_and_payloads(dummy_run: CliRun) -> None:
 
 def test_report_writes_markdown_and_a_chart_per_benchmark(dummy_run: CliRun) -> None:
     path, text = write_report(dummy_run.output)
-    assert path.exists() and "| robovista | 21 | 33.3 | 33.3 |" in text and "A 100%" in text
+    assert path.exists() and "| robovista | 21 | 33.3 | 33.3 [" in text and "A 100%" in text
     assert list(path.parent.glob("*_robovista_domains.png"))
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.adapters import media
+from lmms_agentic.permuted import load_task
 from lmms_agentic.variants import render_all
 
 TASKS = Path(lmms_agentic.tasks_dir())
@@ -34,15 +34,9 @@ def test_every_mcq_task_and_group_has_both_variants() -> None:
 
 
 def _load(task: str) -> tuple[dict[str, Any], datasets.Dataset]:
-    from lmms_eval import utils
-
-    (path,) = TASKS.glob(f"*/permuted/{task}.yaml")
-    config: dict[str, Any] = utils.load_yaml_config(str(path), mode="full")
-    benchmark = path.relative_to(TASKS).parts[0]
-    manifest = datasets.Dataset.from_list([json.loads((TASKS / benchmark / "source.json").read_text())])
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMMS_AGENTIC_DATA", "mini")
-        return config, config["process_docs"](manifest)
+        return load_task(task)
 
 
 def _prefix(messages: list[dict[str, Any]]) -> list[Any]:

@@ -39,8 +39,36 @@ def test_report_table_chart_and_summary(tmp_path: Path) -> None:
     _write_run(tmp_path)
     path, text = write_report(tmp_path)
     assert path.name == "20260101_000000_report.md" and path.read_text() == text
-    assert "| bench | 3 | 61.0 | 66.7 | 66.7 | 33.3 | - | A 100% | A 67%, none 33% |" in text
-    assert "| bench_conf | 2 | - | 50.0 | 50.0 | 50.0 | 10.0 (1/2 stated) |" in text
+    assert "| bench | 3 | 61.0 | 66.7 [0.0, 100.0] | 66.7 | 33.3 | - | A 100% | A 67%, none 33% |" in text
+    assert "| bench_conf | 2 | - | 50.0 [0.0, 100.0] | 50.0 | 50.0 | 10.0 (1/2 stated) |" in text
     assert "| bench | domain | x | 2 | 50.0 |" in text
     assert (tmp_path / "20260101_000000_bench_domains.png").stat().st_size > 1000
     assert "## Breakdowns" not in summary(text) and "| bench |" in summary(text)
+
+
+def _write_permuted_run(folder: Path, correct_pattern: list[bool]) -> None:
+    stamp = "20260102_000000"
+    (folder / f"{stamp}_results.json").write_text(json.dumps({
+        "group_subtasks": {"bench_circular": []}, "results": {"bench_circular": {"orig_acc,none": 50.0}},
+        "config": {"model": "m"}}))
+    lines = []
+    for n, ok in enumerate(correct_pattern):
+        group, perm = n // 2, n % 2
+        payload = {"id": f"q{group}~circular{perm}", "group_id": f"q{group}", "perm_index": perm, "domain": "x",
+                   "correct": ok, "pred": "A", "answer": "A" if ok else "B", "chosen": 0 if ok else perm}
+        lines.append(json.dumps({"doc_id": n, "orig_acc": payload}))
+    (folder / f"{stamp}_samples_bench_circular.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def test_robustness_section_and_paired_comparison(tmp_path: Path) -> None:
+    from lmms_agentic.report import compare_runs
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    _write_permuted_run(tmp_path / "a", [True, False, True, True, False, False, True, True])
+    _write_permuted_run(tmp_path / "b", [True, True, True, True, True, True, True, True])
+    _, text = write_report(tmp_path / "a")
+    assert "## Option-permutation robustness" in text
+    assert "| bench_circular | 4 | 75.0 | 62.5 ± 17.7 | 50.0 [" in text
+    table = compare_runs(tmp_path / "a", tmp_path / "b")
+    assert "| bench_circular | 8 | 62.5 | 100.0 | +37.5 [" in table and "| 3 | 0 |" in table

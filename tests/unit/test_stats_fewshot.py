@@ -84,3 +84,28 @@ def test_examples_are_deterministic_and_independent_of_row_order() -> None:
 def test_examples_reject_duplicate_ids() -> None:
     with pytest.raises(ValueError, match="unique"):
         choose_examples(["a", "a"], [1, 1], seed=0)
+
+
+def test_bootstrap_ci_brackets_the_estimate_and_is_deterministic() -> None:
+    items = [{"correct": i % 3 == 0, "g": i // 4} for i in range(120)]
+    low, high = stats.bootstrap_ci(items, stats.accuracy, n_boot=500)
+    assert low < stats.accuracy(items) < high and (low, high) == stats.bootstrap_ci(items, stats.accuracy, n_boot=500)
+    assert all(math.isnan(v) for v in stats.bootstrap_ci([], stats.accuracy))
+
+
+def test_clustered_interval_is_wider_for_perfectly_correlated_rows() -> None:
+    # 30 questions x 5 identical permutation rows: clustering must not pretend there are 150 independent items
+    items = [{"correct": q % 2 == 0, "group_id": q} for q in range(30) for _ in range(5)]
+    naive = stats.bootstrap_ci(items, stats.accuracy, n_boot=800)
+    clustered = stats.bootstrap_ci(items, stats.accuracy, "group_id", n_boot=800)
+    assert clustered[1] - clustered[0] > 1.8 * (naive[1] - naive[0])
+
+
+def test_paired_comparison() -> None:
+    a = [{"id": i, "correct": i < 50} for i in range(100)]
+    b = [{"id": i, "correct": i < 60} for i in range(100)] + [{"id": 999, "correct": True}]
+    result = stats.paired_comparison(a, b, n_boot=500)
+    assert (result["n_common"], result["only_in_b"], result["acc_a"], result["acc_b"]) == (100, 1, 50.0, 60.0)
+    assert result["diff"] == 10.0 and result["b_only_correct"] == 10 and result["a_only_correct"] == 0
+    assert result["mcnemar_p"] == pytest.approx(2 * 0.5**10)
+    assert result["diff_ci95"][0] > 0
