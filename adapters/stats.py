@@ -128,3 +128,14 @@ def paired_comparison(a: Sequence[Payload], b: Sequence[Payload], key: str = "co
         "diff_ci95": bootstrap_ci(pairs, difference, "cluster", n_boot, seed),
         "b_only_correct": only_b, "a_only_correct": only_a, "mcnemar_p": float(p_value),
     }
+
+
+def group_mean(values: Sequence[float], sizes: Sequence[int], weight_by_size: bool) -> float:
+    """lmms-eval group aggregation that skips subtasks without a value (NaN), e.g. Agent-X's Goal_acc, which only
+    its text-answer subtask defines; lmms-eval's own `mean` would turn the group score into NaN."""
+    pairs = [(float(v), int(n)) for v, n in zip(values, sizes, strict=True)
+             if isinstance(v, int | float) and not math.isnan(v)]
+    if not pairs:
+        return NAN
+    weights = [n if weight_by_size else 1 for _, n in pairs]
+    return sum(v * w for (v, _), w in zip(pairs, weights, strict=True)) / sum(weights)

@@ -23,11 +23,11 @@ from pathlib import Path
 from lmms_agentic.report import latest_results, summary, write_report
 
 DEMO_TASKS = ["robovista", "robovista_cot", "robovista_confidence", "robovista_icl", "robovista_icl_reasoning",
-              "agentvqa", "agentvqa_coords_norm1000_yx", "agentvqa_web_agents_nohistory"]
-TINY_VLM_TASKS = ["robovista", "agentvqa"]
+              "agentvqa", "agentvqa_coords_norm1000_yx", "agentvqa_web_agents_nohistory", "agentx"]
+TINY_VLM_TASKS = ["robovista", "agentvqa", "agentx"]
 GPU_COMMAND = (
     "lmms-eval --model vllm --model_args model=Qwen/Qwen2.5-VL-7B-Instruct "
-    "--tasks robovista,robovista_cot,robovista_icl,agentvqa --output_path runs/qwen2_5_vl_7b --log_samples"
+    "--tasks robovista,robovista_cot,robovista_icl,agentvqa,agentx --output_path runs/qwen2_5_vl_7b --log_samples"
 )
 
 

@@ -7,6 +7,9 @@ the same reply, so it cannot show that metrics survive sharding. This model:
 - answers deterministically: `policy=constant` replies `letter`; `policy=hash` (default) replies the letter of
   `letters` picked by a SHA-256 of the prompt text, so the same document gets the same reply on any rank while
   option permutations (which change the prompt) get different ones;
+- `policy=replay,replay=/path/replies.json` answers from a JSON object mapping the document's own `id` (the
+  project's stable id, not lmms-eval's row index) to a reply — for scripted end-to-end checks of free-form tasks
+  such as Agent-X, and for re-scoring saved replies; an id without a reply gets "" (scored as no output);
 - calls the task's `doc_to_visual` for every request, so media loading and decoding are exercised.
 
 Use: `lmms-eval --model agentic_scripted --model_args policy=hash,letters=ABCD ...`. It is registered through
@@ -16,7 +19,9 @@ lmms-agentic's `lmms_eval.models` entry point. It is a plumbing check, never a s
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from accelerate import Accelerator
@@ -28,11 +33,14 @@ class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
     is_simple = True
 
     def __init__(self, policy: str = "hash", letter: str = "A", letters: str = "ABCD", touch_visuals: bool = True,
-                 **kwargs: Any) -> None:
+                 replay: str = "", **kwargs: Any) -> None:
         super().__init__()
-        if policy not in ("hash", "constant"):
-            raise ValueError(f"policy must be 'hash' or 'constant', got {policy!r}")
+        if policy not in ("hash", "constant", "replay"):
+            raise ValueError(f"policy must be 'hash', 'constant' or 'replay', got {policy!r}")
+        if policy == "replay" and not replay:
+            raise ValueError("policy=replay needs replay=/path/to/replies.json (a JSON object: document id -> reply)")
         self.policy, self.letter, self.letters = policy, str(letter), str(letters)
+        self.replies: dict[str, str] = json.loads(Path(replay).read_text()) if replay else {}
         self.touch_visuals = str(touch_visuals).lower() not in ("0", "false", "no")
         self.accelerator = Accelerator()
         self._rank = self.accelerator.process_index
@@ -43,9 +51,11 @@ class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
     def device(self) -> Any:
         return self._device
 
-    def reply(self, context: str) -> str:
+    def reply(self, context: str, doc: Any = None) -> str:
         if self.policy == "constant":
             return self.letter
+        if self.policy == "replay":
+            return self.replies.get(str(doc["id"]) if doc is not None else "", "")
         digest = int(hashlib.sha256(context.encode()).hexdigest(), 16)
         return self.letters[digest % len(self.letters)]
 
@@ -53,9 +63,10 @@ class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
         replies = []
         for request in requests:
             context, _gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+            doc = self.task_dict[task][split][doc_id]
             if self.touch_visuals:
-                doc_to_visual(self.task_dict[task][split][doc_id])
-            replies.append(self.reply(context))
+                doc_to_visual(doc)
+            replies.append(self.reply(context, doc))
         print(f"agentic_scripted rank {self.rank}/{self.world_size}: answered {len(replies)} requests",
               file=sys.stderr, flush=True)
         return replies

@@ -130,6 +130,29 @@ def _calibration(items: list[dict[str, Any]]) -> str:
     return f"{_fmt(error)} ({len(scored)}/{len(items)} stated)"
 
 
+def _value(value: float) -> str:
+    """Percent-scale values with one decimal, 0-1 scale values with two (Agent-X reports 0-1)."""
+    return "n/a" if value != value else (f"{value:.1f}" if abs(value) > 1 else f"{value:.2f}")
+
+
+def _other_tasks(results: Mapping[str, Any], shown: set[str]) -> list[str]:
+    """lmms-eval's own numbers for the top-level tasks and groups without MCQ payloads (e.g. Agent-X)."""
+    groups: Mapping[str, list[str]] = results.get("group_subtasks", {})
+    members = {task for subtasks in groups.values() for task in subtasks}
+    lines: list[str] = []
+    for name in sorted(n for n in results.get("results", {}) if n not in shown and n not in members):
+        row = results["results"][name]
+        metrics = {k.removesuffix(",none"): v for k, v in row.items()
+                   if k.endswith(",none") and "_stderr" not in k and isinstance(v, int | float)}
+        if metrics:
+            lines.append(f"| {name} | " + ", ".join(f"{k} {_value(float(v))}" for k, v in sorted(metrics.items()))
+                         + " |")
+    if lines:
+        lines = ["", "## Other tasks (lmms-eval's numbers; Agent-X metrics are on a 0-1 scale)", "",
+                 "| task | metrics |", "|---|---|", *lines]
+    return lines
+
+
 def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path]) -> str:
     config = results.get("config", {})
     lines = [
@@ -170,6 +193,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         for field in ("domain", "source", "ability_split", "ability_type"):
             if all(field in item for item in v.items):
                 lines += _breakdown_rows(v, field)
+    lines += _other_tasks(results, {v.name for v in variants})
     if charts:
         lines += ["", "## Charts", ""] + [f"![{c.stem}]({c.name})" for c in charts]
     return "\n".join(lines) + "\n"

@@ -1,0 +1,1 @@
+"""Data files (a package so that they travel in the wheel)."""
