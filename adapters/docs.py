@@ -74,3 +74,8 @@ def load_canonical(manifest: datasets.Dataset, normalise: Normaliser, image_colu
             check(raw, location)
         _CACHE[key] = canonicalise(raw, normalise, source.benchmark, image_column, location.describe()), location
     return _CACHE[key]
+
+
+def select_where(docs: datasets.Dataset, column: str, value: Any) -> datasets.Dataset:
+    """The rows whose `column` equals `value` (a benchmark's domain or kind subtask), without copying media."""
+    return docs.select([i for i, cell in enumerate(docs[column]) if cell == value])

@@ -43,6 +43,11 @@ def rate(items: Iterable[Payload], predicate: Callable[[Payload], bool]) -> floa
     return percent(sum(bool(predicate(item)) for item in selected), len(selected))
 
 
+def request_failed_rate(items: Iterable[Payload]) -> float:
+    """Share of items whose API request failed (lmms-eval's `[LMMS_EVAL_REQUEST_FAILED` replies), in percent."""
+    return rate(items, lambda item: bool(item["request_failed"]))
+
+
 def breakdown(items: Iterable[Payload], by: str, key: str = "correct") -> dict[str, tuple[float, int]]:
     """Accuracy and item count per value of the payload field `by`."""
     groups: dict[str, list[Payload]] = {}

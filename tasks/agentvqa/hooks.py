@@ -19,7 +19,7 @@ from PIL import Image
 
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.data import resolve_media
-from lmms_agentic.adapters.docs import load_canonical
+from lmms_agentic.adapters.docs import load_canonical, select_where
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.media import as_pil, decoded_once
 from lmms_agentic.adapters.records import agentvqa as records
@@ -48,7 +48,7 @@ def select_variant(manifest: datasets.Dataset, domain: str, convention: str = DE
                    history: bool = True) -> datasets.Dataset:
     """One domain's rows with the variant's settings written into every row."""
     docs, location = load_canonical(manifest, records.normalise, IMAGES, check=_check_columns)
-    subset = docs.select([i for i, value in enumerate(docs["domain"]) if value == domain])
+    subset = select_where(docs, "domain", domain)
     root = location.root or ""
     settings = {"coord_convention": [convention] * len(subset), "with_history": [history] * len(subset),
                 "media_root": [root] * len(subset)}

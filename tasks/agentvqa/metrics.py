@@ -29,10 +29,6 @@ def no_answer_rate(items: Items) -> float:
     return stats.rate(items, lambda item: item["pred"] is None)
 
 
-def request_failed_rate(items: Items) -> float:
-    return stats.rate(items, lambda item: item["request_failed"])
-
-
 def _source_accuracy(slug: str) -> Callable[[Items], float]:
     def aggregate(items: Items) -> float:
         return stats.accuracy(items, "correct", where=lambda item: item["source"] == slug)

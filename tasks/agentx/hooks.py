@@ -25,7 +25,7 @@ from PIL import Image
 
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.data import DataSource, fetch_folder, locate, resolve_media
-from lmms_agentic.adapters.docs import source_from_manifest
+from lmms_agentic.adapters.docs import select_where, source_from_manifest
 from lmms_agentic.adapters.media import as_pil, decoded_once
 from lmms_agentic.adapters.records import agentx as records
 from lmms_agentic.adapters.trace_errors import classify
@@ -57,8 +57,7 @@ def load_docs(manifest: datasets.Dataset) -> datasets.Dataset:
 
 
 def _subset(manifest: datasets.Dataset, generative: bool) -> datasets.Dataset:
-    docs = load_docs(manifest)
-    return docs.select([i for i, flag in enumerate(docs["is_generative"]) if flag == generative])
+    return select_where(load_docs(manifest), "is_generative", generative)
 
 
 docs_text_answer = functools.partial(_subset, generative=False)

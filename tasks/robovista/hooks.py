@@ -21,7 +21,7 @@ import datasets
 from PIL import Image
 
 from lmms_agentic.adapters.data import Location
-from lmms_agentic.adapters.docs import load_canonical
+from lmms_agentic.adapters.docs import load_canonical, select_where
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, extract_choice, split_confidence
 from lmms_agentic.adapters.fewshot import choose_examples
 from lmms_agentic.adapters.media import ImagePolicy, as_pil, decoded_once, preprocess_image
@@ -55,8 +55,7 @@ def load_docs(manifest: datasets.Dataset) -> datasets.Dataset:
 
 def _domain_docs(domain: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
     def process_docs(manifest: datasets.Dataset) -> datasets.Dataset:
-        docs = load_docs(manifest)
-        return docs.select([i for i, value in enumerate(docs["domain"]) if value == domain])
+        return select_where(load_docs(manifest), "domain", domain)
 
     process_docs.__name__ = f"docs_{domain}"
     return process_docs

@@ -33,11 +33,6 @@ def no_answer_rate(items: Items) -> float:
     return stats.rate(items, lambda item: item["pred_strict"] is None)
 
 
-def request_failed_rate(items: Items) -> float:
-    """Share of items whose API request failed (lmms-eval's `[LMMS_EVAL_REQUEST_FAILED` replies)."""
-    return stats.rate(items, lambda item: item["request_failed"])
-
-
 def _accuracy_where(field: str, value: str) -> Callable[[Items], float]:
     def aggregate(items: Items) -> float:
         return stats.accuracy(items, "correct", where=lambda item: item[field] == value)

@@ -21,6 +21,7 @@ REQUIRED_KWARGS = {
     "robovista": {"protocol", "system_prompt", "suffix", "confidence_request", "icl_system_prompt", "icl_reasoning",
                   "image_preprocess", "system_role"},
     "agentvqa": {"history_header", "post_prompt", "video_mode", "n_frames"},
+    "agentx": {"video_mode", "n_frames", "system_role"},
 }
 
 
