@@ -77,7 +77,9 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
         "\n" + "=" * 100 + "\n"
         "These numbers come from SMOKE-TEST models: `dummy` always answers \"A\" (its accuracy equals the\n"
         "share of gold \"A\" answers) and the tiny Qwen2.5-VL has random weights. They check the plumbing,\n"
-        "not a model. On a GPU machine with Hub access, run the real benchmarks with e.g.:\n\n"
+        "not a model. Agent-X's judged metrics show n/a here because no LLM judge is configured (set\n"
+        "LMMS_AGENTIC_JUDGE_PRESET=gpt-4o, or LMMS_AGENTIC_JUDGE_BASE_URL + LMMS_AGENTIC_JUDGE_MODEL).\n"
+        "On a GPU machine with Hub access, run the real benchmarks with e.g.:\n\n"
         f"  {GPU_COMMAND}\n  python -m lmms_agentic report runs/qwen2_5_vl_7b\n" + "=" * 100
     )
     print(f"demo finished in {time.monotonic() - started:.0f} s")

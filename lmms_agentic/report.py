@@ -181,6 +181,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
                      f"{_fmt(stats.accuracy(v.items, 'correct'))} {_ci(v.items, _accuracy)} | "
                      f"{strict} | {_fmt(no_answer)} | "
                      f"{_calibration(v.items)} | {gold} | {pred} |")
+    lines += _other_tasks(results, {v.name for v in variants})
     permuted = [v for v in variants if all("group_id" in item for item in v.items)]
     if permuted:
         lines += ["", "## Option-permutation robustness (pooled over each variant; CIs clustered by question)", "",
@@ -193,7 +194,6 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         for field in ("domain", "source", "ability_split", "ability_type"):
             if all(field in item for item in v.items):
                 lines += _breakdown_rows(v, field)
-    lines += _other_tasks(results, {v.name for v in variants})
     if charts:
         lines += ["", "## Charts", ""] + [f"![{c.stem}]({c.name})" for c in charts]
     return "\n".join(lines) + "\n"
