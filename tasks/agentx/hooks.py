@@ -154,6 +154,11 @@ def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> d
     gold_tools = [t for t in (canonical_tool(name, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
                               for name in json.loads(doc["tool_metadata_json"]) or doc["gt_tools"]) if t]
     toolset = toolset_scores(predicted_tools, gold_tools)
+    video: dict[str, Any] | None = None
+    if doc["media_type"] == "video":  # the frames this process sampled for the prompt (indices, decoder)
+        decoded = frames.lookup(_media(doc, 0))
+        video = decoded.log() if decoded is not None else {"decoded_in_this_process": False}
+        video["video"] = doc["media"][0]
     judged = judge_item(doc["id"], gt, record, query_type=doc["query_type"], is_generative=doc["is_generative"],
                         tool_metadata=json.loads(doc["tool_metadata_json"])) if judge else {}
     return {
@@ -166,6 +171,7 @@ def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> d
         "errors": classify(trace.notebook_record(doc["query"], ", ".join(doc["media"])), gt_final,
                            protocol.TOOL_NAMES, gt_steps=json.loads(doc["gt_steps_json"])),
         "prediction": record,
+        "video": video,
         "judge_style": style_for(default_client().config) if judge else None,
     }
 

@@ -48,8 +48,10 @@ def test_messages_follow_the_released_layout(docs: dict[str, Any]) -> None:
     assert user[-1]["text"] == "Query: " + docs["2"]["query"]
 
 
-def test_video_gets_eight_labelled_frames(docs: dict[str, Any]) -> None:
+def test_video_gets_eight_labelled_frames_logged_per_sample(docs: dict[str, Any]) -> None:
     user = hooks.doc_to_messages(docs["5"], KWARGS)[1]["content"]
+    video = hooks.payload(docs["5"], [""], judge=False)["video"]
+    assert video["n_frames"] == 8 and video["indices"] == [0, 4, 8, 12, 17, 21, 25, 29] and video["total_frames"] == 30
     assert [c["text"] for c in user if c["type"] == "text"][:3] == ["Frame1:", "Frame2:", "Frame3:"]
     assert sum(c["type"] == "image" for c in user) == 8
     native = hooks.doc_to_messages(docs["5"], {**KWARGS, "video_mode": "native"})[1]["content"]
