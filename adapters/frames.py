@@ -128,6 +128,15 @@ def lookup(path: str | Path) -> SampledFrames | None:
     return None
 
 
+def frames_log(path: str | Path, shown_as: str) -> dict[str, Any]:
+    """Sample-log entry for a video: what this process sampled from it (indices, counts, decoder), or that it
+    decoded nothing here (native video input, or a cached response); `shown_as` is the dataset's own path."""
+    decoded = lookup(path)
+    entry: dict[str, Any] = decoded.log() if decoded is not None else {"decoded_in_this_process": False}
+    entry["video"] = shown_as
+    return entry
+
+
 def sample_frames(path: str | Path, n_wanted: int, *, use_cache: bool = True,
                   decoders: tuple[str, ...] = ("decord", "pyav")) -> SampledFrames:
     """`n_wanted` uniformly spaced RGB frames of the video at `path` (see module docstring)."""

@@ -158,11 +158,7 @@ def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
         shown = doc["options"]
     # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
     extraction = extract_with_fallback(response, shown, question=doc["question"], item_id=doc["id"])
-    video_log: dict[str, Any] | None = None
-    if doc.get("video"):
-        decoded = frames.lookup(_video_path(doc))
-        video_log = decoded.log() if decoded is not None else {"decoded_in_this_process": False}
-        video_log["video"] = doc["video"]
+    video_log = frames.frames_log(_video_path(doc), doc["video"]) if doc.get("video") else None
     meta = json.loads(doc["metadata_json"])
     return {
         "id": doc["id"],

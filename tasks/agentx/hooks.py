@@ -154,11 +154,7 @@ def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> d
     gold_tools = [t for t in (canonical_tool(name, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
                               for name in json.loads(doc["tool_metadata_json"]) or doc["gt_tools"]) if t]
     toolset = toolset_scores(predicted_tools, gold_tools)
-    video: dict[str, Any] | None = None
-    if doc["media_type"] == "video":  # the frames this process sampled for the prompt (indices, decoder)
-        decoded = frames.lookup(_media(doc, 0))
-        video = decoded.log() if decoded is not None else {"decoded_in_this_process": False}
-        video["video"] = doc["media"][0]
+    video = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
     judged = judge_item(doc["id"], gt, record, query_type=doc["query_type"], is_generative=doc["is_generative"],
                         tool_metadata=json.loads(doc["tool_metadata_json"])) if judge else {}
     return {
