@@ -164,18 +164,15 @@ def fetch_folder(source: DataSource, environ: dict[str, str] | None = None) -> L
 def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tuple[datasets.Dataset, Location]:
     """Load the raw split of a benchmark from the location the environment chooses."""
     location = locate(source, environ)
+    if location.kind == "hub" and source.snapshot:  # media next to the table: the snapshot is a local copy
+        location = fetch_folder(source, environ)
+    folder = None if location.kind == "hub" and not source.snapshot else Path(location.root or location.where)
     try:
-        if location.kind == "hub" and source.snapshot:
-            from huggingface_hub import snapshot_download
-
-            folder = snapshot_download(source.hub_id, repo_type="dataset", revision=source.revision)
-            location = replace(location, root=folder)
-            dataset = load_local(Path(folder), source.split)
-        elif location.kind == "hub":
+        if folder is None:
             dataset = datasets.load_dataset(source.hub_id, name=source.config, split=source.split,
                                             revision=source.revision)
         else:
-            dataset = load_local(Path(location.where), source.split)
+            dataset = load_local(folder, source.split)
     except DataLoadError as exc:
         raise DataLoadError(
             f"Could not load {source.benchmark}: {exc}.\nLooked at: {location.describe()}.\n{_fix_hint(source)}"

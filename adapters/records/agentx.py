@@ -76,6 +76,7 @@ def normalise(key: str, value: Any, generative_ids: Collection[str]) -> dict[str
         final_answer = {"value": final_answer, "justification": ""}
     if not isinstance(final_answer, dict) or "value" not in final_answer:
         raise _fail(key, "final_answer", "expected {value, justification}")
+    steps = _unwrap_steps(record.get("reasoning_steps"), key)
     paths = media_paths(record["file_path"])
     kind = media_type(paths)
     if kind == "video" and len(paths) != 1:
@@ -88,10 +89,9 @@ def normalise(key: str, value: Any, generative_ids: Collection[str]) -> dict[str
         "media_type": kind,
         "media": paths,
         "tool_metadata_json": json.dumps(tool_metadata, ensure_ascii=False),
-        "gt_steps_json": json.dumps(_unwrap_steps(record.get("reasoning_steps"), key), ensure_ascii=False),
+        "gt_steps_json": json.dumps(steps, ensure_ascii=False),
         "gt_final_answer_json": json.dumps(final_answer, ensure_ascii=False),
-        "gt_tools": sorted({str(step.get("tool", "")).strip() for step in
-                            _unwrap_steps(record.get("reasoning_steps"), key)} - {""}),
+        "gt_tools": sorted({str(step.get("tool", "")).strip() for step in steps} - {""}),
     }
 
 

@@ -149,14 +149,16 @@ def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> d
     trace = parse_trace(response, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
     record = trace.prediction_record()
     gt_final = json.loads(doc["gt_final_answer_json"])
-    gt = {"query": doc["query"], "GT reasoning steps": json.loads(doc["gt_steps_json"]), "GT final answer": gt_final}
+    gt_steps = json.loads(doc["gt_steps_json"])
+    tool_metadata = json.loads(doc["tool_metadata_json"])
+    gt = {"query": doc["query"], "GT reasoning steps": gt_steps, "GT final answer": gt_final}
     predicted_tools = [s.tool_canonical for s in trace.steps if s.tool_canonical]
     gold_tools = [t for t in (canonical_tool(name, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
-                              for name in json.loads(doc["tool_metadata_json"]) or doc["gt_tools"]) if t]
+                              for name in tool_metadata or doc["gt_tools"]) if t]
     toolset = toolset_scores(predicted_tools, gold_tools)
     video = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
     judged = judge_item(doc["id"], gt, record, query_type=doc["query_type"], is_generative=doc["is_generative"],
-                        tool_metadata=json.loads(doc["tool_metadata_json"])) if judge else {}
+                        tool_metadata=tool_metadata) if judge else {}
     return {
         "id": doc["id"], "is_generative": bool(doc["is_generative"]), "query_type": doc["query_type"],
         "media_type": doc["media_type"], "judge": judged, "format_ok": trace.format_ok,
@@ -165,7 +167,7 @@ def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> d
         "toolset_recall_prog": toolset["recall"],
         "exact_match": exact_match(trace.final_answer, str(gt_final.get("value", "")), doc["query_type"]),
         "errors": classify(trace.notebook_record(doc["query"], ", ".join(doc["media"])), gt_final,
-                           protocol.TOOL_NAMES, gt_steps=json.loads(doc["gt_steps_json"])),
+                           protocol.TOOL_NAMES, gt_steps=gt_steps),
         "prediction": record,
         "video": video,
         "judge_style": style_for(default_client().config) if judge else None,
