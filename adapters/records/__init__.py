@@ -1,1 +1,0 @@
-"""Per-source normalisers: one module per raw schema, each turning raw rows into `McqDoc`."""

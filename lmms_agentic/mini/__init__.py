@@ -1,1 +1,0 @@
-"""Builders of the bundled mini splits (self-made, schema-faithful data for the demo and tests)."""

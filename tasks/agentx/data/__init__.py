@@ -1,1 +1,0 @@
-"""Data files (a package so that they travel in the wheel)."""

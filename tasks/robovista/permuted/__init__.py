@@ -1,1 +1,0 @@
-"""Generated option-permutation variants (see lmms_agentic.permuted)."""
