@@ -118,14 +118,3 @@ def render(coords: Sequence[Number], width: int, height: int, name: str) -> str:
     if len(coords) == 4:
         return render_box(coords, width, height, name)
     raise ValueError(f"coordinates must be a point (2 values) or a box (4 values), got {len(coords)}")
-
-
-def to_pixels(values: Sequence[Number], width: int, height: int, name: str) -> tuple[float, ...]:
-    """Inverse of `render` for parsed numbers: convention values back to canonical pixel (x, y, ...)."""
-    conv = convention(name)
-    ordered = list(values)
-    if conv.yx:
-        ordered = [v for pair in zip(ordered[1::2], ordered[0::2], strict=True) for v in pair]
-    if conv.scale is None:
-        return tuple(float(v) for v in ordered)
-    return tuple(float(_exact(v) * (width if i % 2 == 0 else height) / conv.scale) for i, v in enumerate(ordered))

@@ -140,24 +140,26 @@ def load_local(path: Path, split: str) -> datasets.Dataset:
     )
 
 
+def _load_error(source: DataSource, location: Location, detail: str) -> DataLoadError:
+    """The one message for data that cannot be loaded: what failed, where we looked, and how to fix it."""
+    return DataLoadError(f"Could not load {source.benchmark}: {detail}.\nLooked at: {location.describe()}.\n"
+                         f"{_fix_hint(source)}")
+
+
 def fetch_folder(source: DataSource, environ: dict[str, str] | None = None) -> Location:
     """The local folder holding a benchmark's files (downloading the Hub snapshot when no copy is configured),
     for benchmarks whose release is not a table (e.g. Agent-X's `data.json` + `files/`). `Location.root` is set."""
     location = locate(source, environ)
-    try:
-        if location.kind == "hub":
+    if location.kind == "hub":
+        try:
             from huggingface_hub import snapshot_download
 
             folder = snapshot_download(source.hub_id, repo_type="dataset", revision=source.revision)
-            return replace(location, root=folder)
-    except Exception as exc:  # the Hub failed: say where and how to fix it
-        raise DataLoadError(
-            f"Could not load {source.benchmark} ({type(exc).__name__}: {exc}).\n"
-            f"Looked at: {location.describe()}.\n{_fix_hint(source)}"
-        ) from exc
+        except Exception as exc:  # the Hub failed: say where and how to fix it
+            raise _load_error(source, location, f"{type(exc).__name__}: {exc}") from exc
+        return replace(location, root=folder)
     if not Path(location.where).is_dir():
-        raise DataLoadError(f"Could not load {source.benchmark}: the folder {location.where} does not exist.\n"
-                            f"Looked at: {location.describe()}.\n{_fix_hint(source)}")
+        raise _load_error(source, location, f"the folder {location.where} does not exist")
     return location
 
 
@@ -174,14 +176,9 @@ def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tup
         else:
             dataset = load_local(folder, source.split)
     except DataLoadError as exc:
-        raise DataLoadError(
-            f"Could not load {source.benchmark}: {exc}.\nLooked at: {location.describe()}.\n{_fix_hint(source)}"
-        ) from exc
+        raise _load_error(source, location, str(exc)) from exc
     except Exception as exc:  # the Hub or the datasets library failed: say where and how to fix it
-        raise DataLoadError(
-            f"Could not load {source.benchmark} ({type(exc).__name__}: {exc}).\n"
-            f"Looked at: {location.describe()}.\n{_fix_hint(source)}"
-        ) from exc
+        raise _load_error(source, location, f"{type(exc).__name__}: {exc}") from exc
     if not isinstance(dataset, datasets.Dataset):
         raise DataLoadError(f"{location.describe()} did not give a single split for {source.benchmark}")
     return dataset, location

@@ -16,7 +16,8 @@ from typing import Any
 import datasets
 import pyarrow.compute as pc
 
-from lmms_agentic.adapters.data import DataLoadError, DataSource, Location, load_split, locate
+from lmms_agentic.adapters import benchmarks
+from lmms_agentic.adapters.data import DataLoadError, Location, load_split, locate
 from lmms_agentic.adapters.schema import McqDoc, RecordError
 
 Normaliser = Callable[[Mapping[str, Any], int], McqDoc]
@@ -54,19 +55,12 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, benchmark: str, i
     return datasets.concatenate_datasets([canonical, images], axis=1)
 
 
-def source_from_manifest(manifest: datasets.Dataset) -> DataSource:
-    """The `DataSource` declared by a task's one-row `source.json` (see the task READMEs)."""
-    row = manifest[0]
-    return DataSource(benchmark=row["benchmark"], hub_id=row["hub_id"], split=row["split"],
-                      revision=row.get("revision") or None, config=row.get("config") or None,
-                      snapshot=bool(row.get("snapshot", False)))
-
-
-def load_canonical(manifest: datasets.Dataset, normalise: Normaliser, image_column: str = "images",
+def load_canonical(benchmark: str, normalise: Normaliser, image_column: str = "images",
                    check: Callable[[datasets.Dataset, Location], None] | None = None,
                    ) -> tuple[datasets.Dataset, Location]:
-    """Locate, load, check and normalise a benchmark once per process and location."""
-    source = source_from_manifest(manifest)
+    """Locate, load, check and normalise a benchmark (by name, as its `benchmark.json` declares it) once per
+    process and location."""
+    source = benchmarks.get(benchmark).source
     key = (source.benchmark, locate(source))
     if key not in _CACHE:
         raw, location = load_split(source)

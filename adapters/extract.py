@@ -1,36 +1,23 @@
-"""The project's single multiple-choice answer extractor (robovista.md §8, harness.md §11).
+"""The project's multiple-choice answer extractor (the strict rules every MCQ benchmark shares).
 
 Owns: turning a model response into one option letter (or an explicit "no answer"), the name of the
 rule that decided, the reason when there is no answer, and the "Confidence: N%" clause parser.
 Pure standard library; nothing here depends on lmms-eval, and nothing is ever chosen at random.
 
+Benchmark runners' own parsers, reproduced for paper parity, live in their benchmark's folder (RoboVista:
+tasks/robovista/parity.py).
+
 Letters are positional (option 0 -> "A"); a question has 2..10 options (A..B up to A..J). Options may
-be given as texts (empty/None entries keep their letter, and such letters stay valid, as in the original
-runner) or as a count. A letter outside the question's range is never a candidate and never returned.
+be given as texts (empty/None entries keep their letter, and such letters stay valid) or as a count. A letter
+outside the question's range is never a candidate and never returned.
 
-Normalisation, both modes: non-str -> no answer ("empty"); text starting with REQUEST_FAILED_PREFIX
--> no answer ("request_failed"); keep only the text after the FIRST ``</think>`` (case-insensitive);
-remove the confidence clause (split_confidence); collapse whitespace runs to one space and strip;
-nothing left -> no answer ("empty").
-strict mode only: if nothing follows the first ``</think>``, parse the text before it instead (the
-model answered inside its thinking; strict rules are conservative), and stray ``<think>``/``</think>``
-markers (e.g. an unclosed leading ``<think>``) are removed, keeping their content.
-parity mode keeps the original runner's behaviour: an empty tail is no answer, markers are not touched.
+Normalisation: non-str -> no answer ("empty"); text starting with REQUEST_FAILED_PREFIX -> no answer
+("request_failed"); keep only the text after the FIRST ``</think>`` (case-insensitive), or, if nothing follows
+it, the text before it (the model answered inside its thinking; the rules are conservative), with stray
+``<think>``/``</think>`` markers removed (`adapters.text.answer_text`); remove the confidence clause
+(split_confidence); collapse whitespace runs to one space and strip; nothing left -> no answer ("empty").
 
-RULE ORDER, mode="parity" (the public runner's ``parse_answer`` on the upper-cased text R; the class
-[A-E] is generalised to this question's letters; first hit wins):
-  a_answer_is     ``\\b(?:THE\\s+)?ANSWER\\s*(?:IS|:)\\s*([L])\\b``
-  b_is_correct    ``\\b([L])\\s*(?:IS\\s+(?:THE\\s+)?(?:CORRECT|RIGHT|BEST)\\s+ANSWER)\\b``
-  c_bare          ``^\\s*([L])\\s*$``
-  d_letter_dot    ``^\\s*([L])\\.\\s*$``
-  e_leading_label ``^\\s*([L])\\s*[\\.\\)]``
-  first_char      R[0] is a letter and (len 1 or R[1] is not alphabetic)
-  last_char       R.rstrip(".")[-1] is a letter and (len 1 or the char before is not alphabetic)
-  any_isolated    first letter L, in order A -> ..., with ``\\bL\\b`` in R.  Single documented deviation:
-                  the original iterates a Python set (hash-seed dependent); this is deterministic.
-Because R is upper-cased, parity mode keeps the article traps on purpose ("A robot arm ..., so D" -> A).
-
-RULE ORDER, mode="strict" (original case; the first rule that yields exactly one valid letter wins):
+RULE ORDER (original case; the first rule that yields exactly one valid letter wins):
   1 declaration   "answer: C", "Answer: (C)", "final answer is **C**", "the correct option is (b)",
                   "I choose C".  Keywords ignore case and so does the letter, except that a/A followed
                   by a space and a lower-case word is the article ("the answer is a grasp ...") and
@@ -61,10 +48,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+
+from lmms_agentic.adapters.text import answer_text
 
 __all__ = [
-    "PARITY_RULES",
     "REQUEST_FAILED_PREFIX",
     "STRICT_RULES",
     "Extraction",
@@ -76,10 +63,6 @@ __all__ = [
 REQUEST_FAILED_PREFIX = "[LMMS_EVAL_REQUEST_FAILED"
 STRICT_RULES = (
     "declaration", "is_correct", "bare_label", "leading_label", "option_text", "last_letter", "unique_letter",
-)
-PARITY_RULES = (
-    "a_answer_is", "b_is_correct", "c_bare", "d_letter_dot", "e_leading_label",
-    "first_char", "last_char", "any_isolated",
 )
 _ALL_LETTERS = "ABCDEFGHIJ"
 _AMBIGUOUS = "?"  # internal: a rule saw two or more different letters
@@ -124,52 +107,17 @@ def split_confidence(text: str) -> tuple[str, float | None]:
 
 
 # ---------------------------------------------------------------- normalisation
-_CLOSE_THINK = re.compile(r"</think\s*>", re.IGNORECASE)
-_THINK_MARKER = re.compile(r"</?think\s*>", re.IGNORECASE)
 _WS = re.compile(r"\s+")
 
 
-def _normalise(response: object, strict: bool) -> str | Extraction:
+def _normalise(response: object) -> str | Extraction:
     if not isinstance(response, str):
         return Extraction(None, "none", "empty")
     if response.lstrip().startswith(REQUEST_FAILED_PREFIX):
         return Extraction(None, "none", "request_failed")
-    text = response
-    close = _CLOSE_THINK.search(text)
-    if close is not None:
-        text = text[close.end():]
-        if strict and not text.strip():
-            text = response[: close.start()]
-    if strict:
-        text = _THINK_MARKER.sub(" ", text)
+    text = answer_text(response, fallback_to_thinking=True)
     text = _WS.sub(" ", split_confidence(text)[0]).strip()
     return text if text else Extraction(None, "none", "empty")
-
-
-# ---------------------------------------------------------------- parity mode
-def _parity(text: str, letters: str) -> Extraction:
-    r = text.upper()
-    cls = f"[{letters}]"
-    patterns = (
-        ("a_answer_is", rf"\b(?:THE\s+)?ANSWER\s*(?:IS|:)\s*({cls})\b"),
-        ("b_is_correct", rf"\b({cls})\s*(?:IS\s+(?:THE\s+)?(?:CORRECT|RIGHT|BEST)\s+ANSWER)\b"),
-        ("c_bare", rf"^\s*({cls})\s*$"),
-        ("d_letter_dot", rf"^\s*({cls})\.\s*$"),
-        ("e_leading_label", rf"^\s*({cls})\s*[\.\)]"),
-    )
-    for name, pattern in patterns:
-        m = re.search(pattern, r)
-        if m:
-            return Extraction(m.group(1), name)
-    if r[0] in letters and (len(r) == 1 or not r[1].isalpha()):
-        return Extraction(r[0], "first_char")
-    stripped = r.rstrip(".")
-    if stripped and stripped[-1] in letters and (len(stripped) == 1 or not stripped[-2].isalpha()):
-        return Extraction(stripped[-1], "last_char")
-    for letter in letters:
-        if re.search(rf"\b{letter}\b", r):
-            return Extraction(letter, "any_isolated")
-    return Extraction(None, "none", "no_match")
 
 
 # ---------------------------------------------------------------- strict mode
@@ -347,25 +295,18 @@ def _strict(text: str, letters: str, texts: Sequence[str | None] | None) -> Extr
 
 
 # ---------------------------------------------------------------- entry point
-def extract_choice(
-    response: object,
-    options: Sequence[str | None] | int,
-    mode: Literal["strict", "parity"] = "strict",
-) -> Extraction:
-    """Extract the chosen option letter from ``response``.
+def extract_choice(response: object, options: Sequence[str | None] | int) -> Extraction:
+    """Extract the chosen option letter from ``response`` (see the module docstring for the rules).
 
     ``options``: the option texts in display order (letters are positional; None/"" entries keep their
-    letter) or just the number of options.  ``mode``: "strict" (project rules) or "parity" (the public
-    RoboVista runner's rules).  See the module docstring for the rule order of each mode."""
-    if mode not in ("strict", "parity"):
-        raise ValueError(f"mode must be 'strict' or 'parity', got {mode!r}")
+    letter) or just the number of options."""
     if isinstance(options, str):
         raise TypeError("options must be a sequence of option texts or a count, not a str")
     if isinstance(options, int):
         letters, texts = option_letters(options), None
     else:
         letters, texts = option_letters(len(options)), list(options)
-    text = _normalise(response, strict=mode == "strict")
+    text = _normalise(response)
     if isinstance(text, Extraction):
         return text
-    return _parity(text, letters) if mode == "parity" else _strict(text, letters, texts)
+    return _strict(text, letters, texts)

@@ -13,14 +13,14 @@ in-process LRU cache keyed by (path, size, mtime, n_wanted), so a video asked se
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
+
+from lmms_agentic.adapters.lru import LruCache
 
 DEFAULT_CACHE_VIDEOS = 16
 
@@ -81,51 +81,22 @@ def _decode_pyav(path: str, n_wanted: int) -> tuple[list[Image.Image], list[int]
 DECODERS = (("decord", _decode_decord), ("pyav", _decode_pyav))
 
 
-class _FrameCache:
-    def __init__(self, max_videos: int) -> None:
-        self.max_videos = max_videos
-        self.entries: OrderedDict[tuple[str, int, int, int], SampledFrames] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-        self.lock = threading.Lock()
-
-    def get(self, key: tuple[str, int, int, int]) -> SampledFrames | None:
-        with self.lock:
-            found = self.entries.get(key)
-            if found is not None:
-                self.entries.move_to_end(key)
-                self.hits += 1
-            return found
-
-    def put(self, key: tuple[str, int, int, int], value: SampledFrames) -> None:
-        with self.lock:
-            self.misses += 1
-            self.entries[key] = value
-            while len(self.entries) > self.max_videos:
-                self.entries.popitem(last=False)
-
-
-_CACHE = _FrameCache(DEFAULT_CACHE_VIDEOS)
+_CACHE: LruCache[tuple[str, int, int, int], SampledFrames] = LruCache(DEFAULT_CACHE_VIDEOS)
 
 
 def cache_stats() -> dict[str, int]:
-    return {"hits": _CACHE.hits, "misses": _CACHE.misses, "cached_videos": len(_CACHE.entries)}
+    stats = _CACHE.stats()
+    return {"hits": stats["hits"], "misses": stats["misses"], "cached_videos": stats["cached"]}
 
 
 def clear_cache() -> None:
-    with _CACHE.lock:
-        _CACHE.entries.clear()
-        _CACHE.hits = _CACHE.misses = 0
+    _CACHE.configure(enabled=True, clear=True)
 
 
 def lookup(path: str | Path) -> SampledFrames | None:
     """The most recently decoded frames of `path` in this process, if any (for sample logs)."""
     resolved = str(Path(path).resolve())
-    with _CACHE.lock:
-        for key in reversed(_CACHE.entries):
-            if key[0] == resolved:
-                return _CACHE.entries[key]
-    return None
+    return _CACHE.newest(lambda key: key[0] == resolved)
 
 
 def frames_log(path: str | Path, shown_as: str) -> dict[str, Any]:

@@ -14,14 +14,14 @@ once per run. Tasks key it by the question's group id.
 from __future__ import annotations
 
 import io
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
+
+from lmms_agentic.adapters.lru import LruCache
 
 
 @dataclass(frozen=True)
@@ -92,45 +92,18 @@ def as_pil(cell: Any, *, where: str) -> Image.Image:
     raise TypeError(f"{where}: cannot read an image from a {type(cell).__name__}")
 
 
-class _ImageCache:
-    def __init__(self, max_entries: int) -> None:
-        self.max_entries = max_entries
-        self.entries: OrderedDict[Hashable, list[Image.Image]] = OrderedDict()
-        self.hits = 0
-        self.misses = 0
-        self.enabled = True
-        self.lock = threading.Lock()
-
-
-_IMAGES = _ImageCache(64)
+_IMAGES: LruCache[Hashable, list[Image.Image]] = LruCache(64)
 
 
 def decoded_once(key: Hashable, load: Callable[[], list[Image.Image]]) -> list[Image.Image]:
     """`load()` the first time `key` is seen (LRU of 64 documents), the cached images after that."""
-    if not _IMAGES.enabled:
-        return load()
-    with _IMAGES.lock:
-        if key in _IMAGES.entries:
-            _IMAGES.entries.move_to_end(key)
-            _IMAGES.hits += 1
-            return list(_IMAGES.entries[key])
-    images = load()
-    with _IMAGES.lock:
-        _IMAGES.misses += 1
-        _IMAGES.entries[key] = images
-        while len(_IMAGES.entries) > _IMAGES.max_entries:
-            _IMAGES.entries.popitem(last=False)
-    return list(images)
+    return list(_IMAGES.get_or_load(key, load))
 
 
 def image_cache_stats() -> dict[str, int]:
-    return {"hits": _IMAGES.hits, "misses": _IMAGES.misses, "cached": len(_IMAGES.entries)}
+    return _IMAGES.stats()
 
 
 def configure_image_cache(enabled: bool = True, clear: bool = True) -> None:
     """Switch the decode-once cache on or off (benchmarks compare both) and optionally empty it."""
-    with _IMAGES.lock:
-        _IMAGES.enabled = enabled
-        if clear:
-            _IMAGES.entries.clear()
-            _IMAGES.hits = _IMAGES.misses = 0
+    _IMAGES.configure(enabled, clear)

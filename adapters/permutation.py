@@ -1,4 +1,10 @@
-"""Option permutation at document-load time: each question becomes k rows sharing a group id.
+"""Option permutations at document-load time: each question becomes k rows sharing a group id.
+
+A permutation task is a base MCQ task whose lmms-eval placeholder dataset is a settings row
+(`{"permutation": "circular", "permutation_seed": 0}`, generated next to the task YAMLs by
+`python -m lmms_agentic permutations`). Every MCQ benchmark decorates its `process_docs` hooks with `permutable`,
+which expands the benchmark's documents when that row asks for it; prompts, visuals and extraction stay the base
+task's, and `adapters.samples.results_function` adds the permutation fields to each row's record.
 
 Modes (`parse_mode`):
 - `circular` — every rotation of the shown options (MMBench CircularEval); rotation 0 is the original order.
@@ -18,12 +24,13 @@ blocks are concatenated without touching the image column, so k variants cost no
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import datasets
@@ -112,6 +119,29 @@ def expand(docs: datasets.Dataset, mode: str, seed: int = DEFAULT_SEED) -> datas
         members = [i for i, plan in enumerate(plans) if len(plan) > j]
         blocks.append(block if len(members) == len(rows) else block.select(members))
     return datasets.concatenate_datasets(blocks)
+
+
+def permutable(process_docs: Callable[[datasets.Dataset], datasets.Dataset]
+               ) -> Callable[[datasets.Dataset], datasets.Dataset]:
+    """Decorate a benchmark's `process_docs`: when the task's placeholder row names a permutation mode (a
+    permutation task), expand the documents under it; otherwise return them unchanged."""
+    @functools.wraps(process_docs)
+    def wrapper(placeholder: datasets.Dataset) -> datasets.Dataset:
+        docs = process_docs(placeholder)
+        if "permutation" not in placeholder.column_names or not placeholder[0]["permutation"]:
+            return docs
+        settings = placeholder[0]
+        return expand(docs, str(settings["permutation"]), int(settings.get("permutation_seed") or DEFAULT_SEED))
+
+    return wrapper
+
+
+def row_fields(doc: Mapping[str, Any], pred: str | None) -> dict[str, Any]:
+    """The permutation fields of one expanded row's sample record (`chosen`: the original option `pred` names)."""
+    order = list(doc["permutation"])
+    return {"group_id": doc["group_id"], "perm_mode": doc["perm_mode"], "perm_seed": doc["perm_seed"],
+            "perm_index": doc["perm_index"], "permutation": order, "chosen": original_choice(pred, order),
+            "gold_original": order[doc["gold_index"]]}
 
 
 def original_choice(letter: str | None, permutation: Sequence[int]) -> int | None:

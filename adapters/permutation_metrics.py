@@ -1,20 +1,29 @@
-"""Option-permutation robustness metrics over payloads gathered from all ranks.
+"""Option-permutation metrics: per-row views and aggregations over the rows gathered from all ranks.
 
-Every payload of a permutation task carries `group_id`, `perm_index` (0 = original order), `correct`, `pred`
-(the letter, or None), `answer` (the gold letter in that row) and `chosen` (the *original* option index the
-predicted letter points to, or None). Rows of one question may have been scored on different ranks; all
-metrics are functions of the gathered multiset, so 1 and N processes give identical numbers.
+A permutation task asks each question under k option orders (`adapters.permutation`). Every metric below is a
+function of the gathered multiset of rows, so 1 and N processes give identical numbers. All use the strict
+extractor's letter (`pred`, `correct` in the sample record; see `adapters.samples`), never a parser whose last
+resort prefers "A". Question-level metrics weigh every question the same, whatever its number of orders (a
+5-option question has 5 rotations under `circular`, a 4-option one 4):
 
-- `orig_acc`          accuracy in the original order (perm_index 0)
-- `perm_mean_acc`     mean over permutation indices of the accuracy under that permutation
-- `perm_std_acc`      sample standard deviation of those accuracies (AgentVQA App. F reports ~1.9)
-- `circular_acc`      share of questions answered correctly under every permutation (MMBench CircularEval)
-- `consistency`       share of questions where the same option *content* was chosen under every permutation
-- `flip_rate`         share of non-original rows whose chosen content differs from the original row's choice
-                      (no answer counts as a choice of its own)
-- `letter_bias_p`     chi-square p-value of predicted-letter counts against the gold-letter distribution
-- `max_letter_excess` the largest (predicted share - gold share) over letters, in points
-- `excess_<L>`        predicted share - gold share of letter L, in points (the letter-bias table)
+- `orig_acc`         accuracy in the original order (each question's order 0).
+- `perm_mean_acc`    mean over questions of the question's accuracy over its orders. An always-"A" model under
+                     `circular` scores exactly the mean over questions of 1 / (shown options).
+- `perm_std_acc`     sample standard deviation over permutation *runs*: run j shows question q in its order
+                     `j mod k_q`, for j < L = lcm of the k_q, so every order of every question appears equally often
+                     and each question weighs the same in every run. With equal order counts (AgentVQA's `perm5`)
+                     these are exactly the paper's 5 runs (App. F reports a std of about 1.9 points).
+- `circular_acc`     share of questions answered correctly under every order (MMBench CircularEval).
+- `consistency`      share of questions where the same option *content* was chosen under every order.
+- `flip_rate`        mean over questions of the share of their non-original orders whose chosen content differs
+                     from the original order's choice (no answer counts as a choice of its own).
+- `letter_bias_p`    chi-square p-value of predicted-letter counts against the gold-letter distribution.
+- `max_letter_excess` the largest (predicted share - gold share) over letters, in points.
+- `excess_<L>`       predicted share - gold share of letter L, in points (the letter-bias table).
+
+Views (what each metric receives per row): `perm_mean_acc` (the first metric) gets the full record; `orig_acc` is
+returned only for order-0 rows and last, so lmms-eval's subtask size (`samples`) is the number of questions and a
+group's size-weighted mean of a question-level metric equals the exact pooled value.
 """
 
 from __future__ import annotations
@@ -22,76 +31,111 @@ from __future__ import annotations
 import math
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters.schema import LETTERS
 
-Items = Sequence[Mapping[str, Any]]
+Items = Sequence[Mapping[str, Any] | None]
 NAN = float("nan")
+METRICS = ("perm_mean_acc", "perm_std_acc", "circular_acc", "consistency", "flip_rate", "letter_bias_p",
+           "max_letter_excess")
+LOWER_IS_BETTER = frozenset({"perm_std_acc", "flip_rate", "max_letter_excess"})
+GROUP_METRICS = ("orig_acc", "perm_mean_acc", "circular_acc", "consistency", "flip_rate")
+"""Question-level means: a group's size-weighted mean of them is the exact pooled value."""
 
 
-def _groups(items: Items) -> dict[str, list[Mapping[str, Any]]]:
+def metric_names(n_options: int) -> tuple[str, ...]:
+    """The metrics of a permutation task, in the order its `process_results` returns them."""
+    return (*METRICS, *(f"excess_{letter}" for letter in LETTERS[:n_options]), "orig_acc")
+
+
+def views(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-row values of every permutation metric (see the module docstring)."""
+    letters = {"pred": record["pred"], "answer": record["answer"]}
+    out: dict[str, Any] = {
+        "perm_mean_acc": dict(record),
+        "perm_std_acc": {"group_id": record["group_id"], "perm_index": record["perm_index"],
+                         "correct": bool(record["correct"])},
+        "circular_acc": {"group_id": record["group_id"], "correct": bool(record["correct"])},
+        "consistency": {"group_id": record["group_id"], "chosen": record["chosen"]},
+        "flip_rate": {"group_id": record["group_id"], "perm_index": record["perm_index"], "chosen": record["chosen"]},
+        "letter_bias_p": letters,
+        "max_letter_excess": letters,
+    }
+    out.update({f"excess_{letter}": letters for letter in LETTERS[: len(record["permutation"])]})
+    if int(record["perm_index"]) == 0:
+        out["orig_acc"] = {"score": 100.0 if record["correct"] else 0.0}
+    return out
+
+
+def _rows(items: Items) -> list[Mapping[str, Any]]:
+    return [item for item in items if item is not None]
+
+
+def _questions(items: Items) -> dict[str, list[Mapping[str, Any]]]:
+    """Rows per question, each question's rows in order of `perm_index` when present."""
     groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
-    for item in items:
+    for item in _rows(items):
         groups[str(item["group_id"])].append(item)
-    return groups
+    return {q: sorted(rows, key=lambda r: int(r.get("perm_index", 0))) for q, rows in groups.items()}
 
 
-def _accuracy_by_permutation(items: Items) -> list[float]:
-    by_index: dict[int, list[bool]] = defaultdict(list)
-    for item in items:
-        by_index[int(item["perm_index"])].append(bool(item["correct"]))
-    return [100.0 * sum(v) / len(v) for _, v in sorted(by_index.items())]
+def _percent_of_questions(items: Items, holds: Any) -> float:
+    groups = _questions(items)
+    return 100.0 * sum(bool(holds(rows)) for rows in groups.values()) / len(groups) if groups else NAN
 
 
 def orig_acc(items: Items) -> float:
-    original = [bool(item["correct"]) for item in items if int(item["perm_index"]) == 0]
-    return 100.0 * sum(original) / len(original) if original else NAN
+    original = [float(item["score"]) for item in _rows(items)]
+    return statistics.fmean(original) if original else NAN
 
 
 def perm_mean_acc(items: Items) -> float:
-    accuracies = _accuracy_by_permutation(items)
-    return statistics.fmean(accuracies) if accuracies else NAN
+    groups = _questions(items)
+    if not groups:
+        return NAN
+    return 100.0 * statistics.fmean(statistics.fmean(bool(r["correct"]) for r in rows) for rows in groups.values())
+
+
+def run_accuracies(items: Items) -> list[float]:
+    """Accuracy (percent) of each permutation run j < lcm of the order counts (see the module docstring)."""
+    groups = list(_questions(items).values())
+    if not groups:
+        return []
+    runs = math.lcm(*(len(rows) for rows in groups))
+    return [100.0 * statistics.fmean(bool(rows[j % len(rows)]["correct"]) for rows in groups) for j in range(runs)]
 
 
 def perm_std_acc(items: Items) -> float:
-    accuracies = _accuracy_by_permutation(items)
-    return statistics.stdev(accuracies) if len(accuracies) > 1 else NAN
+    runs = run_accuracies(items)
+    return statistics.stdev(runs) if len(runs) > 1 else NAN
 
 
 def circular_acc(items: Items) -> float:
-    groups = _groups(items)
-    if not groups:
-        return NAN
-    return 100.0 * sum(all(bool(i["correct"]) for i in rows) for rows in groups.values()) / len(groups)
+    return _percent_of_questions(items, lambda rows: all(bool(r["correct"]) for r in rows))
 
 
 def consistency(items: Items) -> float:
-    groups = _groups(items)
-    if not groups:
-        return NAN
-    same = sum(len({i["chosen"] for i in rows}) == 1 and rows[0]["chosen"] is not None for rows in groups.values())
-    return 100.0 * same / len(groups)
+    return _percent_of_questions(items, lambda rows: len({r["chosen"] for r in rows}) == 1
+                                 and rows[0]["chosen"] is not None)
 
 
 def flip_rate(items: Items) -> float:
-    flips = total = 0
-    for rows in _groups(items).values():
-        original = [i for i in rows if int(i["perm_index"]) == 0]
-        if not original:
-            continue
-        for row in rows:
-            if int(row["perm_index"]) != 0:
-                total += 1
-                flips += row["chosen"] != original[0]["chosen"]
-    return 100.0 * flips / total if total else NAN
+    shares = []
+    for rows in _questions(items).values():
+        original = [r for r in rows if int(r["perm_index"]) == 0]
+        others = [r for r in rows if int(r["perm_index"]) != 0]
+        if original and others:
+            shares.append(sum(r["chosen"] != original[0]["chosen"] for r in others) / len(others))
+    return 100.0 * statistics.fmean(shares) if shares else NAN
 
 
 def letter_shares(items: Items) -> tuple[dict[str, float], dict[str, float]]:
     """(predicted share, gold share) per gold letter, in percent; predictions of other letters are ignored."""
-    gold = Counter(str(i["answer"]) for i in items)
-    predicted = Counter(str(i["pred"]) for i in items if i["pred"] in gold)
+    rows = _rows(items)
+    gold = Counter(str(i["answer"]) for i in rows)
+    predicted = Counter(str(i["pred"]) for i in rows if i["pred"] in gold)
     n_gold, n_pred = sum(gold.values()), sum(predicted.values())
     letters = sorted(gold)
     return ({k: 100.0 * predicted[k] / n_pred if n_pred else NAN for k in letters},
@@ -101,8 +145,9 @@ def letter_shares(items: Items) -> tuple[dict[str, float], dict[str, float]]:
 def letter_bias_p(items: Items) -> float:
     from scipy.stats import chisquare
 
-    gold = Counter(str(i["answer"]) for i in items)
-    predicted = Counter(str(i["pred"]) for i in items if i["pred"] in gold)
+    rows = _rows(items)
+    gold = Counter(str(i["answer"]) for i in rows)
+    predicted = Counter(str(i["pred"]) for i in rows if i["pred"] in gold)
     n_pred = sum(predicted.values())
     if n_pred == 0 or len(gold) < 2:
         return NAN
@@ -117,29 +162,47 @@ def max_letter_excess(items: Items) -> float:
     return max(excesses) if excesses else NAN
 
 
-def _excess(letter: str) -> Callable[[Items], float]:
-    def aggregate(items: Items) -> float:
-        predicted, gold = letter_shares(items)
-        return predicted[letter] - gold[letter] if letter in gold else NAN
-
-    aggregate.__name__ = f"excess_{letter}"
-    aggregate.__doc__ = f"Predicted share minus gold share of letter {letter}, in points (NaN if never gold)."
-    return aggregate
+def letter_excess(items: Items, letter: str) -> float:
+    """Predicted share minus gold share of `letter`, in points (NaN if it is never the gold letter)."""
+    predicted, gold = letter_shares(items)
+    return predicted[letter] - gold[letter] if letter in gold else NAN
 
 
-EXCESS = {f"excess_{letter}": _excess(letter) for letter in LETTERS}
-METRICS = ("orig_acc", "perm_mean_acc", "perm_std_acc", "circular_acc", "consistency", "flip_rate",
-           "letter_bias_p", "max_letter_excess")
-LOWER_IS_BETTER = {"perm_std_acc", "flip_rate", "max_letter_excess"}
+def excess_A(items: Items) -> float:
+    return letter_excess(items, "A")
 
 
-def metric_names(n_options: int) -> tuple[str, ...]:
-    return (*METRICS, *(f"excess_{letter}" for letter in LETTERS[:n_options]))
+def excess_B(items: Items) -> float:
+    return letter_excess(items, "B")
 
 
-def __getattr__(name: str) -> Callable[[Items], float]:
-    """Resolves `aggregation: !function lmms_agentic.adapters.robustness.excess_<L>` references."""
-    try:
-        return EXCESS[name]
-    except KeyError:
-        raise AttributeError(f"{__name__} has no attribute {name!r}") from None
+def excess_C(items: Items) -> float:
+    return letter_excess(items, "C")
+
+
+def excess_D(items: Items) -> float:
+    return letter_excess(items, "D")
+
+
+def excess_E(items: Items) -> float:
+    return letter_excess(items, "E")
+
+
+def excess_F(items: Items) -> float:
+    return letter_excess(items, "F")
+
+
+def excess_G(items: Items) -> float:
+    return letter_excess(items, "G")
+
+
+def excess_H(items: Items) -> float:
+    return letter_excess(items, "H")
+
+
+def excess_I(items: Items) -> float:
+    return letter_excess(items, "I")
+
+
+def excess_J(items: Items) -> float:
+    return letter_excess(items, "J")

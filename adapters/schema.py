@@ -1,6 +1,6 @@
 """The canonical multiple-choice document every benchmark is normalised into, and `RecordError`.
 
-Per-source normalisers (`lmms_agentic.adapters.records.*`) turn raw Hub rows into `McqDoc`;
+Each benchmark's reader (`tasks/<benchmark>/records.py`) turns raw Hub rows into `McqDoc`;
 prompts, extraction and scoring only ever see `McqDoc`. A document travels through
 `datasets.Dataset` as a flat row (`to_row` / `from_row`): plain columns plus a JSON string for the
 free-form metadata, and the image column left exactly as the source stored it (never re-encoded).
@@ -35,11 +35,10 @@ class RecordError(ValueError):
 
 @dataclass(frozen=True)
 class Visuals:
-    """What the model is shown. Exactly one kind is usually set; `images` are kept by the row, not here."""
+    """What the model is shown: how many images the row carries (kept by the row, not here) and/or a video path."""
 
     n_images: int = 0
     video: str | None = None
-    frames: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,6 @@ class McqDoc:
             "answer": self.gold_letter,
             "n_images": self.visuals.n_images,
             "video": self.visuals.video or "",
-            "frames": list(self.visuals.frames),
             "context": self.context,
             "metadata_json": json.dumps(dict(self.metadata), sort_keys=True, ensure_ascii=False),
         }
@@ -117,7 +115,6 @@ class McqDoc:
             visuals=Visuals(
                 n_images=int(row.get("n_images", 0)),
                 video=str(row["video"]) if row.get("video") else None,
-                frames=tuple(row.get("frames") or ()),
             ),
             context=str(row.get("context", "")),
             metadata=json.loads(row.get("metadata_json") or "{}"),

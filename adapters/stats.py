@@ -43,9 +43,11 @@ def rate(items: Iterable[Payload], predicate: Callable[[Payload], bool]) -> floa
     return percent(sum(bool(predicate(item)) for item in selected), len(selected))
 
 
-def request_failed_rate(items: Iterable[Payload]) -> float:
-    """Share of items whose API request failed (lmms-eval's `[LMMS_EVAL_REQUEST_FAILED` replies), in percent."""
-    return rate(items, lambda item: bool(item["request_failed"]))
+def mean_score(items: Iterable[Payload | None]) -> float:
+    """The lmms-eval aggregation of a metric view (`adapters.samples`): the mean `score` of the rows that count
+    (None = the row does not count for this metric); NaN when no row counts."""
+    scores = [float(item["score"]) for item in items if item is not None]
+    return sum(scores) / len(scores) if scores else NAN
 
 
 def breakdown(items: Iterable[Payload], by: str, key: str = "correct") -> dict[str, tuple[float, int]]:

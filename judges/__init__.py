@@ -15,8 +15,10 @@ Modules (importing this package creates no client, reads no environment and open
                    the scored fraction, with a loud warning (or error) on low coverage.
 * ``mcq_fallback`` rules-first MCQ extraction with an opt-in judge fallback (``LMMS_AGENTIC_MCQ_JUDGE=1``).
 * ``agreement``    agreement between two judge runs, ranking stability (also a CLI).
-* ``agentx``       Agent-X's judged metrics (verbatim prompts in ``agentx_prompts``), GPT/Qwen serialisation.
 * ``testing``      a scripted OpenAI-compatible loopback server (test double); ``bench`` measures throughput.
+
+Benchmark-specific judges (prompts, serialisation, metric definitions) live in their benchmark's folder, e.g.
+``lmms_agentic.tasks.agentx.judge``; this package holds only what every judged metric shares.
 
 Typical task use (inside ``process_results``; never raises for judge trouble)::
 

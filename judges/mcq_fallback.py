@@ -3,7 +3,7 @@
 Owns: the fallback's prompt template, the per-run switch (``LMMS_AGENTIC_MCQ_JUDGE=1``; off by default, read when
 ``mcq_judge_enabled`` runs) and ``McqExtraction``, which records the extraction path for the sample log:
 
-* ``path="rules"``: ``adapters.extract.extract_choice(..., mode="strict")`` found the letter; no judge call.
+* ``path="rules"``: ``adapters.extract.extract_choice`` found the letter; no judge call.
 * ``path="judge"``: rules found nothing, the switch is on, and the judge named a valid letter.
 * ``path="none"``: no letter; ``reason`` says why: the extractor's reason when the judge is off or there is
   nothing to judge ("empty", "request_failed"; with the switch off also "no_match"/"ambiguous"), "judge_none"
@@ -138,7 +138,7 @@ def extract_with_fallback(response: object, options: Options, *, question: str |
                           item_id: str | None = None, enabled: bool | None = None,
                           client: JudgeClient | None = None) -> McqExtraction:
     """Rules first; the judge only when rules find nothing and the fallback is on (``enabled`` or the env)."""
-    rules = extract_choice(response, options, mode="strict")
+    rules = extract_choice(response, options)
     done = _from_rules(rules)
     if done is not None:
         return done
@@ -161,7 +161,7 @@ def extract_many_with_fallback(responses: Sequence[object], options: Sequence[Op
     out: list[McqExtraction | None] = []
     pending: list[tuple[int, Extraction, JudgeRequest]] = []
     for i, (response, opts) in enumerate(zip(responses, options, strict=True)):
-        rules = extract_choice(response, opts, mode="strict")
+        rules = extract_choice(response, opts)
         done = _from_rules(rules)
         if done is None and (not on or rules.reason in _NOT_JUDGEABLE or not isinstance(response, str)):
             done = McqExtraction(None, "none", "none", rules.reason, rules.reason)

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from lmms_agentic.adapters.text import answer_text
+
 from .fencing import strip_data_blocks
 
 __all__ = [
@@ -69,13 +71,13 @@ class ReplyParser(Protocol):
 
 
 # ---------------------------------------------------------------- cleaning and refusals
-_THINK = re.compile(r"^\s*<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _EMPHASIS = "*_`\"'“”‘’"
 
 
 def clean_reply(reply: str) -> str:
-    """Drop a leading reasoning block and echoed fenced data; strip outer whitespace."""
-    return strip_data_blocks(_THINK.sub("", reply, count=1)).strip()
+    """Drop the reasoning block (everything up to the first ``</think>``) and echoed fenced data; strip outer
+    whitespace. A judge that ends inside its thinking has given no verdict: its thinking is not read."""
+    return strip_data_blocks(answer_text(reply, fallback_to_thinking=False)).strip()
 
 
 _REFUSAL = re.compile(

@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_agentic.adapters.text import brace_spans
+
 from .parsers import Parsed, clean_reply
 
 __all__ = ["Choice", "JsonObjectParser", "Number", "Text", "find_objects"]
@@ -69,38 +71,10 @@ class Choice:
 FieldSpec = Number | Text | Choice
 
 
-def _spans(text: str) -> list[tuple[int, int]]:
-    """Top-level balanced {...} spans; quotes are tracked only inside braces (prose apostrophes are safe)."""
-    spans: list[tuple[int, int]] = []
-    depth, start, quote, escape = 0, -1, "", False
-    for i, ch in enumerate(text):
-        if depth == 0:
-            if ch == "{":
-                depth, start = 1, i
-            continue
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = ""
-            continue
-        if ch in "\"'":
-            quote = ch
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                spans.append((start, i + 1))
-    return spans
-
-
 def find_objects(text: str, python_literals: bool = False) -> list[dict[str, Any]]:
     """Every top-level ``{...}`` in ``text`` that decodes to a dict (JSON; optionally a Python literal)."""
     found: list[dict[str, Any]] = []
-    for start, end in _spans(text):
+    for start, end in brace_spans(text, top_level=True, quote_ends_at_newline=False):
         chunk = text[start:end]
         if len(chunk) > _MAX_OBJECT_CHARS:
             continue

@@ -10,20 +10,18 @@ gives the accuracy per domain, the micro average over all rows and the macro ave
 from __future__ import annotations
 
 import importlib
-import json
 from collections import Counter
-from pathlib import Path
 
-import datasets
-
-from lmms_agentic import tasks_dir
+from lmms_agentic.adapters import benchmarks
 
 
 def gold_letters(benchmark: str) -> list[tuple[str, str]]:
-    """(domain, gold letter) for every row of a benchmark, loaded like an evaluation would."""
-    manifest = json.loads((Path(tasks_dir()) / benchmark / "source.json").read_text())
+    """(domain, gold letter) for every row of an MCQ benchmark, loaded like an evaluation would."""
+    if not benchmarks.get(benchmark).mcq:
+        raise ValueError(f"{benchmark} is not a multiple-choice benchmark; choose one of "
+                         f"{', '.join(benchmarks.mcq_benchmarks())}")
     hooks = importlib.import_module(f"lmms_agentic.tasks.{benchmark}.hooks")
-    docs = hooks.load_docs(datasets.Dataset.from_list([manifest]))
+    docs = hooks.all_docs()
     return list(zip(docs["domain"], docs["answer"], strict=True))
 
 

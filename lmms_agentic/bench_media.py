@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from lmms_agentic.adapters import frames, media
-from lmms_agentic.permuted import load_task
+from lmms_agentic.permutations import load_task
 
 DEFAULT_TASKS = ("robovista_cot_circular", "agentvqa_egocentric_videos_perm5", "agentvqa_web_agents_perm5")
 

@@ -6,7 +6,8 @@ Commands:
   compare A B         paired comparison of two runs on the same items (difference, 95% CI, McNemar)
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
-  variants            (re)write the option-permutation task variants (tasks/<benchmark>/permuted/)
+  permutations        (re)write the option-permutation tasks (tasks/<benchmark>/permutations/)
+  new-benchmark NAME  scaffold a new multiple-choice benchmark folder under tasks/ (see README "Adding a benchmark")
   tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
 """
 
@@ -16,6 +17,7 @@ import argparse
 from pathlib import Path
 
 from lmms_agentic import tasks_dir
+from lmms_agentic.adapters.benchmarks import mcq_benchmarks
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,11 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
     baselines = commands.add_parser("baselines", help="constant-letter baselines from the gold letters")
-    baselines.add_argument("benchmark", choices=["robovista", "agentvqa"])
+    baselines.add_argument("benchmark", help="an MCQ benchmark: " + ", ".join(mcq_benchmarks()))
     demo = commands.add_parser("demo", help="offline smoke run of every benchmark on its mini split")
     demo.add_argument("--output", type=Path, default=Path("runs/demo"))
     demo.add_argument("--skip-tiny-vlm", action="store_true", help="only run the constant-answer dummy model")
-    commands.add_parser("variants", help="(re)write the option-permutation task YAMLs")
+    commands.add_parser("permutations", help="(re)write the option-permutation task YAMLs")
+    scaffold = commands.add_parser("new-benchmark", help="scaffold a new MCQ benchmark folder from the template")
+    scaffold.add_argument("name", help="folder and task-name prefix, lower case (e.g. mybench)")
+    scaffold.add_argument("--options", type=int, default=4, help="options per question (2-10)")
+    scaffold.add_argument("--tasks-dir", type=Path, default=None, help="where to create it (default: ours)")
+    scaffold.add_argument("--tests-dir", type=Path, default=None,
+                          help="where its tests go (default: the tests/ folder next to the task folder, if any)")
     tiny = commands.add_parser("tiny-vlm", help="build the tiny random-weight VLM checkpoint")
     tiny.add_argument("out_dir", type=Path)
     tiny.add_argument("--seed", type=int, default=0)
@@ -58,11 +66,20 @@ def main(argv: list[str] | None = None) -> int:
 
         print(baselines_main(args.benchmark))
         return 0
-    if args.command == "variants":
-        from lmms_agentic.variants import write_all
+    if args.command == "permutations":
+        from lmms_agentic.permutations import write_all
 
-        written = write_all(Path(tasks_dir()))
-        print(f"wrote {len(written)} variant YAMLs under {tasks_dir()}")
+        written = write_all()
+        print(f"wrote {len(written)} permutation files under {tasks_dir()}")
+        return 0
+    if args.command == "new-benchmark":
+        from lmms_agentic.scaffold import create
+
+        tasks_root = (args.tasks_dir or Path(tasks_dir())).resolve()
+        tests_root = args.tests_dir or (tasks_root.parent / "tests" if (tasks_root.parent / "tests").is_dir() else None)
+        folder = create(args.name, n_options=args.options, tasks_root=tasks_root, tests_root=tests_root)
+        print(f"created {folder}; next: edit records.py for the real schema, then run "
+              "`python -m lmms_agentic permutations`")
         return 0
     if args.command == "demo":
         from lmms_agentic.demo import run_demo

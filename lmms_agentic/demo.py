@@ -1,10 +1,11 @@
 """`make demo`: every registered benchmark's mini split through the real lmms-eval CLI, offline.
 
-Two runs, each a plain `lmms-eval` command (printed before it starts, so it can be copied):
-1. `--model dummy` (always answers "A") over every task variant: exercises loading, prompts,
-   extraction, aggregation and the report; its accuracy must equal the share of gold "A" answers.
-2. the tiny random-weight Qwen2.5-VL through lmms-eval's `qwen2_5_vl` chat backend (images,
-   chat template, generation) on the zero-shot RoboVista group.
+Two runs, each a plain `lmms-eval` command (printed before it starts, so it can be copied), over the tasks each
+benchmark's `benchmark.json` lists under `demo`:
+1. `--model dummy` (always answers "A"): exercises loading, prompts, extraction, aggregation and the report; its
+   accuracy must equal the share of gold "A" answers.
+2. the tiny random-weight Qwen2.5-VL through lmms-eval's `qwen2_5_vl` chat backend (images, video, chat template,
+   generation).
 
 Both are smoke tests of the plumbing, not benchmark scores; the closing banner says so and shows the
 command a GPU user runs instead. lmms-eval exits 0 even when an evaluation fails, so each run is
@@ -20,15 +21,22 @@ import sys
 import time
 from pathlib import Path
 
+from lmms_agentic.adapters import benchmarks
 from lmms_agentic.report import latest_results, summary, write_report
 
-DEMO_TASKS = ["robovista", "robovista_cot", "robovista_confidence", "robovista_icl", "robovista_icl_reasoning",
-              "agentvqa", "agentvqa_coords_norm1000_yx", "agentvqa_web_agents_nohistory", "agentx"]
-TINY_VLM_TASKS = ["robovista", "agentvqa", "agentx"]
-GPU_COMMAND = (
-    "lmms-eval --model vllm --model_args model=Qwen/Qwen2.5-VL-7B-Instruct "
-    "--tasks robovista,robovista_cot,robovista_icl,agentvqa,agentx --output_path runs/qwen2_5_vl_7b --log_samples"
-)
+
+def demo_tasks() -> list[str]:
+    return [task for b in benchmarks.all_benchmarks().values() for task in b.demo_tasks]
+
+
+def tiny_vlm_tasks() -> list[str]:
+    return [task for b in benchmarks.all_benchmarks().values() for task in b.tiny_vlm_tasks]
+
+
+def gpu_command() -> str:
+    names = ",".join(benchmarks.all_benchmarks())
+    return ("lmms-eval --model vllm --model_args model=Qwen/Qwen2.5-VL-7B-Instruct "
+            f"--tasks {names} --output_path runs/qwen2_5_vl_7b --log_samples")
 
 
 def _lmms_eval() -> list[str]:
@@ -58,7 +66,7 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
     started = time.monotonic()
     print("lmms-agentic demo: bundled mini splits, offline models (smoke tests, not benchmark scores)")
     dummy_dir = output / "dummy"
-    run_cli(["--model", "dummy", "--tasks", ",".join(DEMO_TASKS)], dummy_dir, "lmms_eval.log")
+    run_cli(["--model", "dummy", "--tasks", ",".join(demo_tasks())], dummy_dir, "lmms_eval.log")
     report, text = write_report(dummy_dir)
     print(summary(text))
     print(f"full report with breakdowns and charts: {report}")
@@ -68,7 +76,7 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
         checkpoint = build_tiny_qwen2_5_vl(output / "tiny-qwen2_5_vl")
         vlm_dir = output / "tiny_vlm"
         run_cli(["--model", "qwen2_5_vl", "--model_args", model_args(checkpoint), "--tasks",
-                 ",".join(TINY_VLM_TASKS), "--gen_kwargs", "max_new_tokens=8", "--batch_size", "1"],
+                 ",".join(tiny_vlm_tasks()), "--gen_kwargs", "max_new_tokens=8", "--batch_size", "1"],
                 vlm_dir, "lmms_eval.log")
         report, text = write_report(vlm_dir)
         print(summary(text))
@@ -80,7 +88,7 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
         "not a model. Agent-X's judged metrics show n/a here because no LLM judge is configured (set\n"
         "LMMS_AGENTIC_JUDGE_PRESET=gpt-4o, or LMMS_AGENTIC_JUDGE_BASE_URL + LMMS_AGENTIC_JUDGE_MODEL).\n"
         "On a GPU machine with Hub access, run the real benchmarks with e.g.:\n\n"
-        f"  {GPU_COMMAND}\n  python -m lmms_agentic report runs/qwen2_5_vl_7b\n" + "=" * 100
+        f"  {gpu_command()}\n  python -m lmms_agentic report runs/qwen2_5_vl_7b\n" + "=" * 100
     )
     print(f"demo finished in {time.monotonic() - started:.0f} s")
     return 0

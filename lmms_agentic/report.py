@@ -1,18 +1,18 @@
 """Run report: benchmark-level tables and per-domain charts from lmms-eval's result and sample files.
 
-lmms-eval reports each subtask on its own and averages groups; breakdowns that cut across
-subtasks (RoboVista's ability types over all domains) need the per-sample payloads. This module
-reads `<ts>_results.json` and the `<ts>_samples_<task>.jsonl` files written next to it (run with
-`--log_samples`), pools each group's subtasks, and writes `<ts>_report.md` plus one
-`<ts>_<benchmark>_domains.png` bar chart per benchmark into the same folder.
+lmms-eval reports each subtask on its own and averages groups; breakdowns that cut across subtasks (RoboVista's
+ability types over all domains) need the per-sample records. This module reads `<ts>_results.json` and the
+`<ts>_samples_<task>.jsonl` files written next to it (run with `--log_samples`), pools each group's subtasks, and
+writes `<ts>_report.md` plus one `<ts>_<benchmark>_domains.png` bar chart per benchmark into the same folder.
 
-It relies only on the payload fields every MCQ task logs: `id`, `domain`, `correct`, `pred`,
-`answer`, and uses `correct_strict` / `pred_strict` (RoboVista's second extractor), `source`,
-`ability_split`, `ability_type` and `confidence` where a benchmark logs them.
+It knows no benchmark by name: each record says its `benchmark`, whose `benchmark.json` declares the headline
+metric, the record field it counts (`correct_field`), the scale and the breakdown fields. MCQ records follow
+`adapters.samples` (`pred` is the strict extractor's letter everywhere; `confidence` where a benchmark logs it).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -20,18 +20,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmms_agentic.adapters import robustness, stats
+from lmms_agentic.adapters import benchmarks, stats
+from lmms_agentic.adapters import permutation_metrics as pm
+from lmms_agentic.adapters.benchmarks import Benchmark
+from lmms_agentic.adapters.samples import read_record
 
 EXCLUDED_FROM_BREAKDOWNS = "unknown"
 
 
 @dataclass
 class Variant:
-    """One reported row: a group (its subtasks pooled) or a standalone task."""
+    """One reported row: a group (its subtasks pooled) or a standalone task, with its benchmark's declaration."""
 
     name: str
     tasks: list[str]
     items: list[dict[str, Any]]
+    benchmark: Benchmark
+
+    @property
+    def permuted(self) -> bool:
+        return all("group_id" in item for item in self.items)
+
+    @property
+    def correct_field(self) -> str:
+        """The record field the benchmark's headline counts (`correct`, the strict letter, in permutation tasks)."""
+        return "correct" if self.permuted else self.benchmark.correct_field or "correct"
 
 
 def latest_results(folder: Path) -> Path:
@@ -42,14 +55,17 @@ def latest_results(folder: Path) -> Path:
     return found[-1]
 
 
-def _payloads(sample_file: Path) -> list[dict[str, Any]]:
+def records(sample_file: Path) -> list[dict[str, Any]]:
+    """The sample records of one `*_samples_<task>.jsonl` file, sorted by item id (lmms-eval writes rank by rank)."""
     items = []
-    with sample_file.open() as handle:
-        for line in handle:
-            record = json.loads(line)
-            payload = next((v for v in record.values() if isinstance(v, dict) and "correct" in v), None)
-            if payload is not None:
-                items.append(payload)
+    with sample_file.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            try:
+                record = read_record(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{sample_file}, line {number}: not a JSON sample line ({exc})") from exc
+            if record is not None:
+                items.append(record)
     return sorted(items, key=lambda item: str(item["id"]))
 
 
@@ -65,9 +81,12 @@ def collect(results_file: Path) -> tuple[dict[str, Any], list[Variant]]:
     variants = []
     for name in sorted(groups) + sorted(t for t in samples if t not in members and t not in groups):
         tasks = groups.get(name, [name])
-        items = [item for task in tasks if task in samples for item in _payloads(samples[task])]
-        if items:
-            variants.append(Variant(name, list(tasks), items))
+        items = [item for task in tasks if task in samples for item in records(samples[task])]
+        owners = {str(item["benchmark"]) for item in items}
+        if len(owners) == 1:
+            benchmark = benchmarks.get(owners.pop())
+            if benchmark.mcq:
+                variants.append(Variant(name, list(tasks), items, benchmark))
     return results, variants
 
 
@@ -77,7 +96,7 @@ def _fmt(value: float) -> str:
 
 def _breakdown_rows(variant: Variant, field: str) -> list[str]:
     rows = []
-    for name, (acc, n) in stats.breakdown(variant.items, field).items():
+    for name, (acc, n) in stats.breakdown(variant.items, field, variant.correct_field).items():
         if name != EXCLUDED_FROM_BREAKDOWNS:
             rows.append(f"| {variant.name} | {field} | {name} | {n} | {_fmt(acc)} |")
     return rows
@@ -89,17 +108,11 @@ def letter_shares(items: Iterable[Mapping[str, Any]], field: str) -> dict[str, f
     return {letter: 100.0 * n / total for letter, n in sorted(counts.items())}
 
 
-SCORE_KEYS = ("parity_acc,none", "accuracy,none", "orig_acc,none")
-
-
-def _score(results: Mapping[str, Any], name: str) -> str:
-    """The headline metric lmms-eval reported for a task or group."""
-    row = results.get("results", {}).get(name, {})
-    return next((_fmt(float(row[key])) for key in SCORE_KEYS if key in row), "-")
-
-
-def _accuracy(items: Sequence[Mapping[str, Any]]) -> float:
-    return stats.accuracy(items, "correct")
+def _score(results: Mapping[str, Any], variant: Variant) -> str:
+    """The headline metric lmms-eval reported for a task or group (`orig_acc` for permutation tasks)."""
+    row = results.get("results", {}).get(variant.name, {})
+    key = f"{'orig_acc' if variant.permuted else variant.benchmark.headline_metric},none"
+    return _fmt(float(row[key])) if isinstance(row.get(key), int | float) else "-"
 
 
 def _ci(items: list[dict[str, Any]], statistic: Callable[[Sequence[Mapping[str, Any]]], float]) -> str:
@@ -109,47 +122,57 @@ def _ci(items: list[dict[str, Any]], statistic: Callable[[Sequence[Mapping[str, 
     return f"[{_fmt(low)}, {_fmt(high)}]"
 
 
-def _robustness_row(v: Variant) -> str:
-    predicted, gold = robustness.letter_shares(v.items)
+def permutation_row(items: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """The permutation metrics over a variant's pooled records (each metric applied to its own views)."""
+    views = [pm.views(item) for item in items]
+    names = (*pm.METRICS, "orig_acc")
+    return {name: float(getattr(pm, name)([v[name] for v in views if name in v])) for name in names}
+
+
+def _permutation_line(v: Variant) -> str:
+    row = permutation_row(v.items)
+    predicted, gold = pm.letter_shares(v.items)
     excess = {k: predicted[k] - gold[k] for k in gold if predicted[k] == predicted[k]}
     top = max(excess, key=lambda k: excess[k]) if excess else "-"
     flagged = f"{top} ({excess[top]:+.1f} pts)" if excess else "-"
-    return (f"| {v.name} | {len({i['group_id'] for i in v.items})} | {_fmt(robustness.orig_acc(v.items))} | "
-            f"{_fmt(robustness.perm_mean_acc(v.items))} ± {_fmt(robustness.perm_std_acc(v.items))} | "
-            f"{_fmt(robustness.circular_acc(v.items))} {_ci(v.items, robustness.circular_acc)} | "
-            f"{_fmt(robustness.consistency(v.items))} | {_fmt(robustness.flip_rate(v.items))} | "
-            f"{robustness.letter_bias_p(v.items):.2g} | {flagged} |")
+    circular_ci = _ci(v.items, lambda rows: permutation_row(rows)["circular_acc"])
+    return (f"| {v.name} | {len({i['group_id'] for i in v.items})} | {_fmt(row['orig_acc'])} | "
+            f"{_fmt(row['perm_mean_acc'])} ± {_fmt(row['perm_std_acc'])} | "
+            f"{_fmt(row['circular_acc'])} {circular_ci} | {_fmt(row['consistency'])} | {_fmt(row['flip_rate'])} | "
+            f"{row['letter_bias_p']:.2g} | {flagged} |")
 
 
-def _calibration(items: list[dict[str, Any]]) -> str:
+def _calibration(v: Variant) -> str:
     """Calibration error over items that stated a confidence, with its coverage; '-' when none did."""
-    scored = [item for item in items if item.get("confidence") is not None]
+    scored = [item for item in v.items if item.get("confidence") is not None]
     if not scored:
         return "-"
-    error = stats.calibration_error([i["confidence"] for i in scored], [bool(i["correct"]) for i in scored])
-    return f"{_fmt(error)} ({len(scored)}/{len(items)} stated)"
+    error = stats.calibration_error([i["confidence"] for i in scored], [bool(i[v.correct_field]) for i in scored])
+    return f"{_fmt(error)} ({len(scored)}/{len(v.items)} stated)"
 
 
-def _value(value: float) -> str:
-    """Percent-scale values with one decimal, 0-1 scale values with two (Agent-X reports 0-1)."""
-    return "n/a" if value != value else (f"{value:.1f}" if abs(value) > 1 else f"{value:.2f}")
+def _value(value: float, scale: str) -> str:
+    """Percent-scale values with one decimal, 0-1 scale values with two (as each benchmark's paper prints them)."""
+    return "n/a" if value != value else (f"{value:.1f}" if scale == "percent" else f"{value:.2f}")
 
 
 def _other_tasks(results: Mapping[str, Any], shown: set[str]) -> list[str]:
-    """lmms-eval's own numbers for the top-level tasks and groups without MCQ payloads (e.g. Agent-X)."""
+    """lmms-eval's own numbers for the top-level tasks and groups without MCQ records (e.g. Agent-X)."""
     groups: Mapping[str, list[str]] = results.get("group_subtasks", {})
     members = {task for subtasks in groups.values() for task in subtasks}
     lines: list[str] = []
     for name in sorted(n for n in results.get("results", {}) if n not in shown and n not in members):
         row = results["results"][name]
+        owner = benchmarks.benchmark_of_task(name)
+        scale = owner.scale if owner is not None else "percent"
         metrics = {k.removesuffix(",none"): v for k, v in row.items()
                    if k.endswith(",none") and "_stderr" not in k and isinstance(v, int | float)}
         if metrics:
-            lines.append(f"| {name} | " + ", ".join(f"{k} {_value(float(v))}" for k, v in sorted(metrics.items()))
-                         + " |")
+            lines.append(f"| {name} | {scale} | "
+                         + ", ".join(f"{k} {_value(float(v), scale)}" for k, v in sorted(metrics.items())) + " |")
     if lines:
-        lines = ["", "## Other tasks (lmms-eval's numbers; Agent-X metrics are on a 0-1 scale)", "",
-                 "| task | metrics |", "|---|---|", *lines]
+        lines = ["", "## Other tasks (lmms-eval's numbers, on each benchmark's scale)", "",
+                 "| task | scale | metrics |", "|---|---|---|", *lines]
     return lines
 
 
@@ -164,7 +187,9 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         "- accuracy in %; unanswered items count as wrong (papers' convention); "
         "rows without a domain/ability label count only in `all`.",
         "- `score` is lmms-eval's headline metric for the task or group (its benchmark's convention, e.g. AgentVQA's "
-        "mean of domains); `pooled acc` is correct / all rows of the variant.",
+        "mean of domains); `pooled acc` is correct / all rows of the variant, counted as the headline counts "
+        "(RoboVista: the runner's parser); `strict acc` uses the strict extractor where that differs; "
+        "letter shares and `no answer` always use the strict extractor.",
         "",
         "| benchmark / variant | n | score | pooled acc [95% CI] | strict acc | no answer | calibration error "
         "| gold-letter shares | predicted-letter shares |",
@@ -173,25 +198,24 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
     for v in variants:
         gold = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "answer").items())
         pred = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "pred").items())
-        answer_key = "pred_strict" if all("pred_strict" in item for item in v.items) else "pred"
-        no_answer = stats.percent(sum(item[answer_key] is None for item in v.items), len(v.items))
-        strict = (_fmt(stats.accuracy(v.items, "correct_strict"))
-                  if all("correct_strict" in item for item in v.items) else "-")
-        lines.append(f"| {v.name} | {len(v.items)} | {_score(results, v.name)} | "
-                     f"{_fmt(stats.accuracy(v.items, 'correct'))} {_ci(v.items, _accuracy)} | "
-                     f"{strict} | {_fmt(no_answer)} | "
-                     f"{_calibration(v.items)} | {gold} | {pred} |")
+        no_answer = stats.percent(sum(item["pred"] is None for item in v.items), len(v.items))
+        strict = _fmt(stats.accuracy(v.items, "correct")) if v.correct_field != "correct" else "-"
+        field = v.correct_field
+        lines.append(f"| {v.name} | {len(v.items)} | {_score(results, v)} | "
+                     f"{_fmt(stats.accuracy(v.items, field))} "
+                     f"{_ci(v.items, functools.partial(stats.accuracy, key=field))} | "
+                     f"{strict} | {_fmt(no_answer)} | {_calibration(v)} | {gold} | {pred} |")
     lines += _other_tasks(results, {v.name for v in variants})
-    permuted = [v for v in variants if all("group_id" in item for item in v.items)]
+    permuted = [v for v in variants if v.permuted]
     if permuted:
-        lines += ["", "## Option-permutation robustness (pooled over each variant; CIs clustered by question)", "",
-                  "| variant | questions | orig acc | perm mean ± std | circular acc | consistency | flip rate "
+        lines += ["", "## Option permutations (pooled over each variant; strict letters; CIs clustered by question)",
+                  "", "| variant | questions | orig acc | perm mean ± std | circular acc | consistency | flip rate "
                   "| letter bias p | most over-predicted letter |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
-        lines += [_robustness_row(v) for v in permuted]
-    lines += ["", "## Breakdowns (parity accuracy)", "",
+        lines += [_permutation_line(v) for v in permuted]
+    lines += ["", "## Breakdowns (accuracy as the benchmark's headline counts it)", "",
               "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
-        for field in ("domain", "source", "ability_split", "ability_type"):
+        for field in v.benchmark.breakdowns:
             if all(field in item for item in v.items):
                 lines += _breakdown_rows(v, field)
     if charts:
@@ -200,7 +224,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
 
 
 def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
-    """Grouped bar chart: parity accuracy per domain (x) for each variant (bars)."""
+    """Grouped bar chart: headline accuracy per domain (x) for each variant (bars)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -210,7 +234,7 @@ def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
     width = 0.8 / max(1, len(variants))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(domains)), 4.0))
     for k, v in enumerate(variants):
-        table = stats.breakdown(v.items, "domain")
+        table = stats.breakdown(v.items, "domain", v.correct_field)
         values = [table.get(d, (float("nan"), 0))[0] for d in domains]
         ax.bar([x + k * width for x in range(len(domains))], values, width, label=v.name)
     ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(domains))])
@@ -235,13 +259,13 @@ def write_report(folder: Path) -> tuple[Path, str]:
     results_file = latest_results(folder)
     results, variants = collect(results_file)
     stamp = results_file.name.removesuffix("_results.json")
-    benchmarks: dict[str, list[Variant]] = {}
+    by_benchmark: dict[str, list[Variant]] = {}
     for v in variants:
-        benchmarks.setdefault(v.name.split("_")[0], []).append(v)
+        by_benchmark.setdefault(v.benchmark.name, []).append(v)
     model = results.get("config", {}).get("model", "?")
     charts = [plot_domains(vs, results_file.parent / f"{stamp}_{name}_domains.png",
-                           f"{name}: parity accuracy per domain (model: {model})")
-              for name, vs in sorted(benchmarks.items())]
+                           f"{name}: accuracy per domain (model: {model})")
+              for name, vs in sorted(by_benchmark.items())]
     text = render_markdown(results, variants, charts)
     target = results_file.parent / f"{stamp}_report.md"
     target.write_text(text)
@@ -261,8 +285,8 @@ def compare_runs(folder_a: Path, folder_b: Path) -> str:
         vb = by_name.get(va.name)
         if vb is None:
             continue
-        cluster = "group_id" if all("group_id" in i for i in va.items) else None
-        r = stats.paired_comparison(va.items, vb.items, cluster_key=cluster)
+        cluster = "group_id" if va.permuted else None
+        r = stats.paired_comparison(va.items, vb.items, key=va.correct_field, cluster_key=cluster)
         low, high = r["diff_ci95"]
         lines.append(f"| {va.name} | {r['n_common']} | {_fmt(r['acc_a'])} | {_fmt(r['acc_b'])} | "
                      f"{r['diff']:+.1f} [{_fmt(low)}, {_fmt(high)}] | {r['b_only_correct']} | "

@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,11 +45,16 @@ def robovista_docs() -> Any:
         return hooks.load_docs(_manifest())
 
 
-def _manifest() -> Any:
+def placeholder(benchmark: str) -> Any:
+    """The one-row placeholder dataset lmms-eval gives a base task's process_docs (the benchmark's manifest)."""
     import datasets
 
-    row = json.loads((REPO / "tasks" / "robovista" / "source.json").read_text())
+    row = json.loads((REPO / "tasks" / benchmark / "benchmark.json").read_text())
     return datasets.Dataset.from_list([row])
+
+
+def _manifest() -> Any:
+    return placeholder("robovista")
 
 
 @pytest.fixture(scope="session")
@@ -82,6 +86,14 @@ class CliRun:
         files = sorted(self.output.rglob(f"*_samples_{task}.jsonl"))
         assert files, f"no samples for {task}"
         return [json.loads(line) for line in files[-1].read_text().splitlines()]
+
+    def records(self, task: str) -> list[dict[str, Any]]:
+        """The sample records of a task (the value of its first metric; see `adapters.samples`), by item id."""
+        from lmms_agentic.adapters.samples import read_record
+
+        found = [read_record(sample) for sample in self.samples(task)]
+        assert all(record is not None for record in found), f"{task}: a sample line without a record"
+        return sorted((r for r in found if r is not None), key=lambda r: str(r["id"]))
 
     def assert_ok(self) -> None:
         assert self.returncode == 0, self.log[-4000:]

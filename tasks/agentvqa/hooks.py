@@ -1,32 +1,31 @@
-"""lmms-eval hooks for AgentVQA: loading and variants (process_docs), prompt, visuals, per-sample payloads.
+"""lmms-eval hooks for AgentVQA: loading and variants (process_docs), prompt, visuals, per-sample records.
 
-Glue only. Task-variant settings that change what the model sees — domain, coordinate convention,
-action history on/off — are chosen by the `process_docs` reference in the task YAML and written into
-every row, so prompts read them from the document and every sample log records them. The prompt
-wording and the video mode (task-side frames or the video path for backends with native video) are
-configuration in `lmms_eval_specific_kwargs`.
+Glue only: the raw-row reader is `records.py`, per-source option rendering `sources.py`, metric views
+`metrics.py`. Task-variant settings that change what the model sees — domain, coordinate convention, action
+history on/off — are chosen by the `process_docs` reference in the task YAML and written into every row, so prompts
+read them from the document and every sample record logs them. The prompt wording and the video mode (task-side
+frames, or the video path for backends with native video) are configuration in `lmms_eval_specific_kwargs`.
 """
 
 from __future__ import annotations
 
-import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import datasets
 from PIL import Image
 
 from lmms_agentic.adapters import frames
-from lmms_agentic.adapters.data import resolve_media
+from lmms_agentic.adapters.data import Location, resolve_media
 from lmms_agentic.adapters.docs import load_canonical, select_where
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.media import as_pil, decoded_once
-from lmms_agentic.adapters.records import agentvqa as records
-from lmms_agentic.adapters.records.agentvqa_sources import RenderedOptions, adapter_for
+from lmms_agentic.adapters.permutation import permutable
+from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
 from lmms_agentic.adapters.schema import LETTERS
 from lmms_agentic.judges.mcq_fallback import extract_with_fallback
-from lmms_agentic.tasks.agentvqa import metrics
+from lmms_agentic.tasks.agentvqa import metrics, records
+from lmms_agentic.tasks.agentvqa.sources import RenderedOptions, adapter_for
 
 IMAGES = "images"
 DEFAULT_CONVENTION = "pixel_xy"
@@ -35,19 +34,22 @@ CONVENTION_VARIANTS = ("norm1000_yx", "norm1000_xy")
 
 # --------------------------------------------------------------------------- loading (process_docs)
 
-def _check_columns(raw: datasets.Dataset, _location: Any) -> None:
+def _check_columns(raw: datasets.Dataset, _location: Location) -> None:
     records.check_columns(raw.column_names, raw[0] if len(raw) else None)
 
 
-def load_docs(manifest: datasets.Dataset) -> datasets.Dataset:
+def _loaded() -> tuple[datasets.Dataset, Location]:
+    return load_canonical(records.BENCHMARK, records.normalise, IMAGES, check=_check_columns)
+
+
+def all_docs() -> datasets.Dataset:
     """All AgentVQA rows in canonical form (loaded and validated once per process and location)."""
-    return load_canonical(manifest, records.normalise, IMAGES, check=_check_columns)[0]
+    return _loaded()[0]
 
 
-def select_variant(manifest: datasets.Dataset, domain: str, convention: str = DEFAULT_CONVENTION,
-                   history: bool = True) -> datasets.Dataset:
+def select_variant(domain: str, convention: str = DEFAULT_CONVENTION, history: bool = True) -> datasets.Dataset:
     """One domain's rows with the variant's settings written into every row."""
-    docs, location = load_canonical(manifest, records.normalise, IMAGES, check=_check_columns)
+    docs, location = _loaded()
     subset = select_where(docs, "domain", domain)
     root = location.root or ""
     settings = {"coord_convention": [convention] * len(subset), "with_history": [history] * len(subset),
@@ -55,21 +57,86 @@ def select_variant(manifest: datasets.Dataset, domain: str, convention: str = DE
     return datasets.concatenate_datasets([subset.flatten_indices(), datasets.Dataset.from_dict(settings)], axis=1)
 
 
-PROCESS_DOCS: dict[str, Callable[[datasets.Dataset], datasets.Dataset]] = {}
-for _domain in records.DOMAINS:
-    PROCESS_DOCS[f"docs_{_domain}"] = functools.partial(select_variant, domain=_domain)
-    for _convention in CONVENTION_VARIANTS:
-        PROCESS_DOCS[f"docs_{_domain}_{_convention}"] = functools.partial(
-            select_variant, domain=_domain, convention=_convention)
-PROCESS_DOCS["docs_web_agents_nohistory"] = functools.partial(select_variant, domain="web_agents", history=False)
+# process_docs of every task: one per domain and coordinate convention, plus the history ablation
+@permutable
+def docs_web_agents(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("web_agents")
 
 
-def __getattr__(name: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
-    """Resolves the `process_docs: !function lmms_agentic.tasks.agentvqa.hooks.docs_<variant>` references."""
-    try:
-        return PROCESS_DOCS[name]
-    except KeyError:
-        raise AttributeError(f"{__name__} has no attribute {name!r}; variants: {sorted(PROCESS_DOCS)}") from None
+@permutable
+def docs_web_agents_norm1000_yx(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("web_agents", convention="norm1000_yx")
+
+
+@permutable
+def docs_web_agents_norm1000_xy(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("web_agents", convention="norm1000_xy")
+
+
+@permutable
+def docs_egocentric_videos(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("egocentric_videos")
+
+
+@permutable
+def docs_egocentric_videos_norm1000_yx(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("egocentric_videos", convention="norm1000_yx")
+
+
+@permutable
+def docs_egocentric_videos_norm1000_xy(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("egocentric_videos", convention="norm1000_xy")
+
+
+@permutable
+def docs_games(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("games")
+
+
+@permutable
+def docs_games_norm1000_yx(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("games", convention="norm1000_yx")
+
+
+@permutable
+def docs_games_norm1000_xy(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("games", convention="norm1000_xy")
+
+
+@permutable
+def docs_spatial_planning(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("spatial_planning")
+
+
+@permutable
+def docs_spatial_planning_norm1000_yx(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("spatial_planning", convention="norm1000_yx")
+
+
+@permutable
+def docs_spatial_planning_norm1000_xy(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("spatial_planning", convention="norm1000_xy")
+
+
+@permutable
+def docs_robotics(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("robotics")
+
+
+@permutable
+def docs_robotics_norm1000_yx(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("robotics", convention="norm1000_yx")
+
+
+@permutable
+def docs_robotics_norm1000_xy(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_variant("robotics", convention="norm1000_xy")
+
+
+@permutable
+def docs_web_agents_nohistory(placeholder: datasets.Dataset) -> datasets.Dataset:
+    """The history ablation: trajectory questions without their previous actions."""
+    return select_variant("web_agents", history=False)
 
 
 # --------------------------------------------------------------------------- visuals and prompt
@@ -114,7 +181,8 @@ def rendered_options(doc: Mapping[str, Any]) -> RenderedOptions:
 
 
 def prompt_text(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
-    """The paper's template [ASSUMPTION, spec §4.2]: question, previous actions (trajectories), options, instruction."""
+    """The paper's template [ASSUMPTION, see README.md]: question, previous actions (trajectories), options and
+    the instruction."""
     options = rendered_options(doc).texts
     lines = [doc["question"]]
     if doc["with_history"] and doc["context"]:
@@ -149,36 +217,28 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- scoring
 
-def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-    """The per-document record every AgentVQA metric aggregates (plain data, logged per sample)."""
-    response = results[0] if results else ""
+def record(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """The per-sample record (see `adapters.samples`) plus the variant settings, the coordinate rendering and the
+    video frames this process sampled."""
+    response = response_text(results)
     try:  # option texts as the model saw them, for the extractor's echoed-option rule
-        shown: Any = rendered_options(doc).texts
+        rendered: RenderedOptions | None = rendered_options(doc)
     except ValueError:  # coordinates without a recorded image size: images are not kept for scoring
-        shown = doc["options"]
+        rendered = None
+    shown = rendered.texts if rendered is not None else doc["options"]
     # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
     extraction = extract_with_fallback(response, shown, question=doc["question"], item_id=doc["id"])
-    video_log = frames.frames_log(_video_path(doc), doc["video"]) if doc.get("video") else None
-    meta = json.loads(doc["metadata_json"])
-    return {
-        "id": doc["id"],
-        "domain": doc["domain"],
-        "source": doc["source"],
-        "input_type": meta["input_type"],
-        "answer": doc["answer"],
-        "pred": extraction.letter,
-        "rule": extraction.rule,
-        "no_answer_reason": extraction.reason,
-        "extraction_path": extraction.path,
-        "judge": extraction.judge.as_dict() if extraction.judge is not None else None,
-        "correct": extraction.letter == doc["answer"],
-        "request_failed": isinstance(response, str) and response.startswith(REQUEST_FAILED_PREFIX),
+    out = mcq_record(records.BENCHMARK, doc, response, extraction)
+    out.update({
+        "input_type": json.loads(doc["metadata_json"])["input_type"],
         "coord_convention": doc["coord_convention"],
+        "coords_rerendered": rendered.rerendered if rendered is not None else False,
+        "coords_note": rendered.note if rendered is not None else "no image size to render coordinates against",
         "with_history": bool(doc["with_history"] and doc["context"]),
-        "video": video_log,
-    }
+        "video": frames.frames_log(_video_path(doc), doc["video"]) if doc.get("video") else None,
+    })
+    return out
 
 
-def process_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-    record = payload(doc, results)
-    return {name: record for name in metrics.metric_names(doc["domain"])}
+process_results = results_function(record, record_metric="accuracy", score_field="correct",
+                                   views=metrics.views_for)

@@ -1,44 +1,29 @@
-"""AgentVQA aggregations over payloads gathered from all ranks.
+"""AgentVQA metrics: the per-row view each metric receives (all are plain means, `adapters.stats.mean_score`).
 
-Counting convention (paper, verified on Table 1): per-domain accuracy has a fixed denominator — an
-unanswered, unparsable or failed item counts as wrong; the overall score is the unweighted mean of
-the five domain accuracies (the `agentvqa` group averages its subtasks with `weight_by_size: false`).
-Per-source accuracies (`src_<slug>`) are reported inside each domain's task; a source with no item
-in the run (e.g. with `--limit`) gives NaN. Metric names never contain one another (lmms-eval
-matches group metrics by substring).
+Counting convention (paper, verified on Table 1): per-domain accuracy has a fixed denominator — an unanswered,
+unparsable or failed item counts as wrong; the overall score is the unweighted mean of the five domain accuracies
+(the `agentvqa` group averages its subtasks with `weight_by_size: false`). Per-source accuracies (`src_<slug>`) are
+reported inside each domain's task; a source with no item in the run (e.g. with `--limit`) gives NaN. `accuracy`
+receives the full sample record (`adapters.samples`); the others `{"score": 100|0}` or None for rows they do not
+count. Metric names never contain one another (lmms-eval matches group metrics by substring).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from lmms_agentic.adapters import stats
-from lmms_agentic.adapters.records.agentvqa import SOURCES
+from lmms_agentic.adapters.samples import View, field_view_where, no_answer_view, request_failed_view
+from lmms_agentic.tasks.agentvqa.records import SOURCES
 
-Items = Sequence[dict[str, Any]]
 COMMON = ("accuracy", "no_answer_rate", "request_failed_rate")
 
-
-def accuracy(items: Items) -> float:
-    return stats.accuracy(items, "correct")
-
-
-def no_answer_rate(items: Items) -> float:
-    """Share of items with no extractable answer (unevaluated in the paper's terms; counted as wrong)."""
-    return stats.rate(items, lambda item: item["pred"] is None)
-
-
-def _source_accuracy(slug: str) -> Callable[[Items], float]:
-    def aggregate(items: Items) -> float:
-        return stats.accuracy(items, "correct", where=lambda item: item["source"] == slug)
-
-    aggregate.__name__ = f"src_{slug}"
-    aggregate.__doc__ = f"Accuracy over the {SOURCES[slug][1]} items (NaN if the run has none)."
-    return aggregate
-
-
-SOURCE_METRICS: dict[str, Callable[[Items], float]] = {f"src_{slug}": _source_accuracy(slug) for slug in SOURCES}
+VIEWS: dict[str, View] = {
+    "no_answer_rate": no_answer_view,
+    "request_failed_rate": request_failed_view,
+    **{f"src_{slug}": field_view_where("correct", "source", slug) for slug in SOURCES},
+}
+"""Every metric after `accuracy` (which carries the record)."""
 
 
 def metric_names(domain: str) -> tuple[str, ...]:
@@ -46,9 +31,6 @@ def metric_names(domain: str) -> tuple[str, ...]:
     return (*COMMON, *(f"src_{slug}" for slug, (owner, _, _) in SOURCES.items() if owner == domain))
 
 
-def __getattr__(name: str) -> Callable[[Items], float]:
-    """Resolves `aggregation: !function lmms_agentic.tasks.agentvqa.metrics.src_<slug>` references."""
-    try:
-        return SOURCE_METRICS[name]
-    except KeyError:
-        raise AttributeError(f"{__name__} has no attribute {name!r}") from None
+def views_for(doc: Mapping[str, Any]) -> dict[str, View]:
+    """The views a document's task reports (its domain's metrics after `accuracy`)."""
+    return {name: VIEWS[name] for name in metric_names(str(doc["domain"]))[1:]}

@@ -1,4 +1,4 @@
-"""Builds AgentVQA's bundled mini split: 15 self-made items in the ASSUMED release schema (spec §3.2).
+"""Builds AgentVQA's bundled mini split: 15 self-made items in the ASSUMED release schema.
 
 Three items per domain, covering every input kind: single images, a multi-frame web trajectory
 with action history (AitW), multi-image items, and short real mp4 videos encoded here with PyAV
@@ -7,7 +7,7 @@ AitW tap action, RoboRefIt grasp point) carry structured `option_coordinates` in
 Gold letters are spread A-D. Layout as a Hub snapshot: `data/test-00000-of-00001.parquet` plus
 `videos/*.mp4`, video paths relative to the dataset folder.
 
-Regenerate with `python -m lmms_agentic.mini.agentvqa tasks/agentvqa/data/mini`.
+Regenerate with `python -m lmms_agentic.tasks.agentvqa.mini tasks/agentvqa/data/mini`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Normaliser for AgentVQA rows (`AgentVQA/AgentVQA`) into `McqDoc`, through one field map.
 
-The released schema has not been seen (spec: shared/specs/agentvqa.md §3.2 is an ASSUMPTION). All raw
+The released schema has not been seen. All raw
 field names are read through `FIELD_MAP` (canonical name -> raw column), so a renamed column is a
 one-line change here. `check_columns` validates the table's columns up front and names what is
 missing or unexpected; `normalise` validates every row and names the record and field.
@@ -8,7 +8,7 @@ missing or unexpected; `normalise` validates every row and names the record and 
 Label values are mapped through alias tables (the paper's display names, snake_case slugs and the
 legacy card's source slugs all map to one canonical slug). Source-specific shapes (coordinate
 options, UI actions, trajectories, video inputs) are handled by the per-source adapters in
-`lmms_agentic.adapters.records.agentvqa_sources`, never by `if source == ...` chains.
+`lmms_agentic.tasks.agentvqa.sources`, never by `if source == ...` chains.
 """
 
 from __future__ import annotations

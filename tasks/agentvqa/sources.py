@@ -1,13 +1,13 @@
 """Per-source adapters for AgentVQA: how each source's options are rendered for a coordinate convention.
 
 Sources whose options carry coordinates (click points, tap actions, grasp points, trajectories) store
-canonical pixel coordinates per option in `option_coordinates` [ASSUMPTION, spec §3.2]: `None`,
+canonical pixel coordinates per option in `option_coordinates` [ASSUMPTION, see README.md]: `None`,
 a point `[x, y]`, a box `[x1, y1, x2, y2]` or a trajectory `[[x, y], ...]`. The adapter finds each
 pixel literal in the released option text (e.g. the `(540, 1210)` of `tap (540, 1210)`) and replaces
 it with the same coordinates rendered in the run's declared convention (`adapters.coords`). With the
 `pixel_xy` convention the released text comes back unchanged. If an option has no structured
 coordinates, or its text does not contain them, the released text is kept and the result says so
-(`rerendered=False`), because per-family re-rendering cannot then be reproduced (spec §6).
+(`rerendered=False`), because per-family re-rendering cannot then be reproduced.
 
 `ADAPTERS` maps the canonical source slug to its adapter; sources not listed use `TEXT_OPTIONS`.
 """

@@ -1,10 +1,11 @@
-"""Agent-X rule-based error taxonomy (agentx.md §8), computed in code; no LLM involved.
+"""Agent-X rule-based error taxonomy, computed in code; no LLM involved.
 
 Owns the checks of ``analysis/error_analysis.ipynb`` and the tool-call cells of ``analysis/metrics.ipynb`` over ONE
-prediction record, the §4.5 prediction-file shape ``{"query", "filename", **model_json}`` as a plain dict (build it
+prediction record, the released prediction-file shape ``{"query", "filename", **model_json}`` as a plain dict (build it
 with ``ParsedTrace.notebook_record``).  Like the notebooks, every rule reads the raw record: nothing here depends on
 ``adapters.traces``, keys are not canonicalised unless a rule says so, and ``[[...]]``-wrapped steps are kept as
-written except where noted.  Summing the per-record results over a prediction file gives the §8.1 counts.
+written except where noted.  Summing the per-record results over a prediction file gives the notebook's error
+counts (README.md).
 
 ``classify`` keys, grouped as in the paper (``CATEGORIES``):
   planning    no_action_no_response        steps falsy AND (final_answer not a dict OR its "value" falsy); a bare
@@ -28,8 +29,9 @@ written except where noted.  Summing the per-record results over a prediction fi
                                            INTENDED: keywords of the GT steps (task, tool, output, thought) against
                                            the predicted steps (task, tool_used else tool, tool_output else output,
                                            thought).  NOTEBOOK BUG, not reproduced: the released cell passes the
-                                           final-answer keywords instead of the step keywords (§8, "0 'reasoning'
-                                           match (buggy check)" in §8.1).  Steps are unwrapped from [[...]] here.
+                                           final-answer keywords instead of the step keywords (the notebook
+                                           prints "0 'reasoning' match (buggy check)").  Steps are unwrapped
+                                           from [[...]] here.
 A reasoning key is present only when its GT is given (gt_final_answer / gt_steps not None).
 
 KEYWORDS -- DEVIATION FROM THE NOTEBOOK.  The notebook uses spaCy ``en_core_web_sm``: noun chunks whose text has
@@ -100,7 +102,7 @@ _LETTER = re.compile(r"[a-z]")
 
 
 def is_empty_value(value: object) -> bool:
-    """§8 tool-call statistics: None, "" (or whitespace), "null" (any case), 0 and empty containers are empty."""
+    """Tool-call statistics: None, "" (or whitespace), "null" (any case), 0 and empty containers are empty."""
     if value is None:
         return True
     if isinstance(value, str):
@@ -203,7 +205,7 @@ def _answer(final_answer: object) -> tuple[str, str]:
 
 
 def invalid_json_format(record: Mapping[str, Any]) -> bool:
-    """§8 "invalid JSON format" on a prediction-file record (see the module docstring for the four rules)."""
+    """The "invalid JSON format" error on a prediction-file record (see the module docstring for the four rules)."""
     if any(key not in record for key in FORMAT_TOP_KEYS):
         return True
     final_answer = record["final_answer"]
@@ -257,7 +259,7 @@ def classify(
     gt_steps: object = None,
     use_spacy: bool | None = None,
 ) -> dict[str, bool]:
-    """The §8 error flags of one prediction record (True = the error is present); keys as in ``CATEGORIES``.
+    """The taxonomy's error flags of one prediction record (True = the error is present); keys as in ``CATEGORIES``.
 
     ``tool_names`` is accepted for symmetry with ``tool_call_stats``; no classify rule reads it (invalid tool names
     are a tool-call statistic, as in the notebooks).  Reasoning keys appear only when their GT is given."""
@@ -285,7 +287,7 @@ def classify(
 
 
 def tool_call_stats(record: Mapping[str, Any], tool_names: Sequence[str]) -> dict[str, int]:
-    """§8 tool-call statistics of one record (sum over a file for §8.1's table).
+    """Tool-call statistics of one record (sum over a file for the notebook's table).
 
     A step's tool is "tool_used" else "tool", its output "tool_output" else "output"; a step succeeds when both are
     non-empty (``is_empty_value``), else it is tool_without_output, output_without_tool or fully_empty (a step that

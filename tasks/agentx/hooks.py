@@ -1,18 +1,17 @@
-"""lmms-eval hooks for Agent-X: loading (process_docs), the released prompt, visuals, and per-task payloads.
+"""lmms-eval hooks for Agent-X: loading (process_docs), the released prompt, visuals, and per-task records.
 
-Glue only: reading and validating `data.json` is `adapters.records.agentx`, the protocol strings are
-`tasks.agentx.protocol`, trace parsing and the deterministic checks are `adapters.traces` /
-`adapters.trace_errors`, judging is `judges.agentx`, aggregation is `metrics.py`.
+Glue only: reading and validating `data.json` is `records.py`, the protocol strings `protocol.py`, trace parsing
+`trace.py`, the deterministic error taxonomy `errors.py`, judging `judge.py`, metric views and aggregation
+`metrics.py`.
 
-Protocol (spec §4.6): the closed-source instruction with the GPT format block as the system message (prepended
-to the user text for backends without a system role), the user turn = all images in `file_path` order (or the
-video's frames, each preceded by `Frame{i}:`), then `"Query: " + query`. One generation per task; the reply is
+Protocol (tasks/agentx/README.md): the closed-source instruction with the GPT format block as the system message
+(prepended to the user text for backends without a system role), the user turn = all images in `file_path` order (or
+the video's frames, each preceded by `Frame{i}:`), then `"Query: " + query`. One generation per task; the reply is
 parsed without executing anything; the judge sees the parsed record (or the empty record when nothing parses).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import unicodedata
@@ -23,23 +22,25 @@ from typing import Any
 import datasets
 from PIL import Image
 
-from lmms_agentic.adapters import frames
-from lmms_agentic.adapters.data import DataSource, fetch_folder, locate, resolve_media
-from lmms_agentic.adapters.docs import select_where, source_from_manifest
+from lmms_agentic.adapters import benchmarks, frames
+from lmms_agentic.adapters.data import fetch_folder, locate, resolve_media
+from lmms_agentic.adapters.docs import select_where
 from lmms_agentic.adapters.media import as_pil, decoded_once
-from lmms_agentic.adapters.records import agentx as records
-from lmms_agentic.adapters.trace_errors import classify
-from lmms_agentic.adapters.traces import canonical_tool, parse_trace, toolset_scores
-from lmms_agentic.judges.agentx import judge_item, style_for
+from lmms_agentic.adapters.samples import response_text
 from lmms_agentic.judges.client import default_client
-from lmms_agentic.tasks.agentx import metrics, protocol
+from lmms_agentic.tasks.agentx import metrics, protocol, records
+from lmms_agentic.tasks.agentx.errors import classify
+from lmms_agentic.tasks.agentx.judge import judge_item, style_for
+from lmms_agentic.tasks.agentx.trace import canonical_tool, parse_trace, toolset_scores
 
 _DOCS: dict[tuple[str, Any], datasets.Dataset] = {}
 
 
 # --------------------------------------------------------------------------- loading (process_docs)
 
-def _load(source: DataSource) -> datasets.Dataset:
+def all_docs() -> datasets.Dataset:
+    """All Agent-X tasks, one row each (loaded and validated once per process and location)."""
+    source = benchmarks.get(records.BENCHMARK).source
     key = (source.benchmark, locate(source))
     if key not in _DOCS:
         location = fetch_folder(source)
@@ -51,17 +52,14 @@ def _load(source: DataSource) -> datasets.Dataset:
     return _DOCS[key]
 
 
-def load_docs(manifest: datasets.Dataset) -> datasets.Dataset:
-    """All Agent-X tasks, one row each (loaded and validated once per process and location)."""
-    return _load(source_from_manifest(manifest))
+def docs_text_answer(placeholder: datasets.Dataset) -> datasets.Dataset:
+    """process_docs of `agentx_text_answer`: the tasks with a text answer (every key not in the generative list)."""
+    return select_where(all_docs(), "is_generative", False)
 
 
-def _subset(manifest: datasets.Dataset, generative: bool) -> datasets.Dataset:
-    return select_where(load_docs(manifest), "is_generative", generative)
-
-
-docs_text_answer = functools.partial(_subset, generative=False)
-docs_generative = functools.partial(_subset, generative=True)
+def docs_generative(placeholder: datasets.Dataset) -> datasets.Dataset:
+    """process_docs of `agentx_generative`: the 222 generative tasks, by key."""
+    return select_where(all_docs(), "is_generative", True)
 
 
 # --------------------------------------------------------------------------- prompt and visuals
@@ -120,7 +118,7 @@ def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str
 
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> str:
-    """Simple backends: the instruction, then the query (spec §4.6: no system role -> prepend)."""
+    """Simple backends: the instruction, then the query."""
     return f"{protocol.instruction()}\n\nQuery: {doc['query']}"
 
 
@@ -144,10 +142,11 @@ def exact_match(predicted: str, gold: str, query_type: str) -> bool | None:
     return _normalise_answer(predicted) == _normalise_answer(gold)
 
 
-def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> dict[str, Any]:
-    response = results[0] if results else ""
+def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True) -> dict[str, Any]:
+    """The per-task sample record: parse outcome, deterministic checks, error taxonomy and every judged metric."""
+    response = response_text(results)
     trace = parse_trace(response, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
-    record = trace.prediction_record()
+    prediction = trace.prediction_record()
     gt_final = json.loads(doc["gt_final_answer_json"])
     gt_steps = json.loads(doc["gt_steps_json"])
     tool_metadata = json.loads(doc["tool_metadata_json"])
@@ -157,23 +156,25 @@ def payload(doc: Mapping[str, Any], results: list[str], judge: bool = True) -> d
                               for name in tool_metadata or doc["gt_tools"]) if t]
     toolset = toolset_scores(predicted_tools, gold_tools)
     video = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
-    judged = judge_item(doc["id"], gt, record, query_type=doc["query_type"], is_generative=doc["is_generative"],
+    judged = judge_item(doc["id"], gt, prediction, query_type=doc["query_type"], is_generative=doc["is_generative"],
                         tool_metadata=tool_metadata) if judge else {}
     return {
-        "id": doc["id"], "is_generative": bool(doc["is_generative"]), "query_type": doc["query_type"],
-        "media_type": doc["media_type"], "judge": judged, "format_ok": trace.format_ok,
-        "parse_failure": trace.failure, "parse_path": trace.parse_path, "n_steps": len(trace.steps),
-        "toolset_f1_prog": toolset["f1"], "toolset_precision_prog": toolset["precision"],
-        "toolset_recall_prog": toolset["recall"],
+        "benchmark": records.BENCHMARK, "id": doc["id"], "is_generative": bool(doc["is_generative"]),
+        "query_type": doc["query_type"], "media_type": doc["media_type"], "judge": judged,
+        "format_ok": trace.format_ok, "parse_failure": trace.failure, "parse_path": trace.parse_path,
+        "n_steps": len(trace.steps), "toolset_f1_prog": toolset["f1"],
+        "toolset_precision_prog": toolset["precision"], "toolset_recall_prog": toolset["recall"],
         "exact_match": exact_match(trace.final_answer, str(gt_final.get("value", "")), doc["query_type"]),
         "errors": classify(trace.notebook_record(doc["query"], ", ".join(doc["media"])), gt_final,
                            protocol.TOOL_NAMES, gt_steps=gt_steps),
-        "prediction": record,
+        "prediction": prediction,
         "video": video,
         "judge_style": style_for(default_client().config) if judge else None,
     }
 
 
-def process_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-    record = payload(doc, results)
-    return {name: record for name in metrics.metric_names(bool(doc["is_generative"]))}
+def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """The record under the task's first metric (`ground_s`), then each other metric's view of it."""
+    sample = record(doc, results)
+    first, *others = metrics.metric_names(bool(doc["is_generative"]))
+    return {first: sample, **{name: metrics.VIEWS[name](sample) for name in others}}

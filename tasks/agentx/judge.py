@@ -1,4 +1,4 @@
-"""Agent-X judging through the project's judge layer (agentx.md §5, §6, §10).
+"""Agent-X judging through the project's judge layer.
 
 Owns: the nine reported judged metrics and the three unreported ones as versioned ``PromptTemplate``s (id
 ``agentx/<code key>``, version "1"; system prompt = the verbatim string of ``agentx_prompts``), the GPT- and
@@ -8,7 +8,7 @@ Qwen-script serialisation of the ground truth and the prediction, the score pars
 Use (in ``process_results``; ``gt`` is the ``data.json`` record or the ``{gt}`` block, ``prediction`` the parsed
 model output)::
 
-    from lmms_agentic.judges.agentx import judge_item
+    from lmms_agentic.tasks.agentx.judge import judge_item
     judged = judge_item(doc_id, gt, prediction, query_type=qt, is_generative=gen)  # style from the judge model
     # -> {"ground_s": JudgeResult.as_dict(), ..., "toolset_acc": {...}}  (no "goal_acc" for generative ids)
 
@@ -20,9 +20,9 @@ step_s/step_score, clarity_s/clarity_penalty, reward_s/reward_score (pass ``metr
 
 What the judge receives
 -----------------------
-System message: byte-identical to the released scripts (pinned by §5.5 digests).  User message: the released
-template of §5.2 (e.g. ``GT: {gt}\\nagent's reasoning steps: {pred_steps}``) with exactly these differences, all
-from the judge layer's fencing (``judges.fencing``):
+System message: byte-identical to the released scripts (pinned by SHA-256 digests in tests/agentx/test_judge.py).
+User message: the released template (e.g. ``GT: {gt}\\nagent's reasoning steps: {pred_steps}``) with exactly these
+differences, all from the judge layer's fencing (``judges.fencing``):
 
 1. it starts with ``fencing.DATA_NOTICE`` and a blank line;
 2. every field value (all seven: ``gt``, ``pred_steps``, ``pred_final_answer``, ``gt_tool_metadata``,
@@ -34,7 +34,7 @@ from the judge layer's fencing (``judges.fencing``):
 
 Everything else in the user message (labels, their order, the ``\\n`` between them) is the released text.
 
-Serialisation (``serialise``; §5.1, §5.8), as the released scripts call it on each value:
+Serialisation (``serialise``), as the released scripts call it on each value:
 
 * ``style="gpt"``: Python ``str()`` (single-quoted repr of dicts and lists; a string is inserted as is);
 * ``style="qwen"``: ``json.dumps(value, ensure_ascii=False, indent=2)``; faithfulness uses plain ``json.dumps``
@@ -49,16 +49,15 @@ Serialisation (``serialise``; §5.1, §5.8), as the released scripts call it on 
 * Deliberate deviation: the Qwen script replaces every ``\\n`` of the chat-templated prompt with a space; this module
   does not (the prompt reaches the server as chat messages; flattening would also merge the fence lines).
 
-Scores (§5.6): ``SCORE_PARSER`` = ``AnyOf`` of ``JsonObjectParser({"Score": Number(0, 1)}, python_literals=True,
+Scores: ``SCORE_PARSER`` = ``AnyOf`` of ``JsonObjectParser({"Score": Number(0, 1)}, python_literals=True,
 numeric_strings=True)`` (one ``{...}``, optionally fenced; ``json.loads`` then ``ast.literal_eval``) and the strict
 ``ScoreParser(0, 1)`` for "Score: x" / "'Score': 'x'" (covers replies whose apostrophes break ``literal_eval``).
-**Out-of-range scores are rejected, not clamped** (§5.6 step 4 is not followed): a 1.3 or a 75 means the judge used
+**Out-of-range scores are rejected, not clamped**: a 1.3 or a 75 means the judge used
 another scale, so clamping would report a wrong 1.0; the item is unscored (``parse_failure`` with the reason) and
 lowers the metric's coverage.  JSON response format is not requested: the verbatim prompts ask for a "python
 dictionary" and never mention JSON, which OpenAI's JSON mode requires.
 
-Goal accuracy is **not asked for generative ids** (§6 blanks it for them in the aggregation anyway; the call would
-cost 222 requests per model and feed nothing); ``judge_item`` omits ``goal_acc`` for them.
+Goal accuracy is **not asked for generative ids**; ``judge_item`` omits ``goal_acc`` for them.
 """
 
 from __future__ import annotations
@@ -71,13 +70,13 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
-from .agentx_prompts import SYSTEM_PROMPTS
-from .client import JudgeClient, default_client
-from .config import JudgeConfig
-from .parsers import AnyOf, ScoreParser
-from .result import TRANSPORT_ERROR, JudgeResult
-from .rubric import JsonObjectParser, Number
-from .templates import JudgeRequest, PromptTemplate
+from lmms_agentic.judges.client import JudgeClient, default_client
+from lmms_agentic.judges.config import JudgeConfig
+from lmms_agentic.judges.parsers import AnyOf, ScoreParser
+from lmms_agentic.judges.result import TRANSPORT_ERROR, JudgeResult
+from lmms_agentic.judges.rubric import JsonObjectParser, Number
+from lmms_agentic.judges.templates import JudgeRequest, PromptTemplate
+from lmms_agentic.tasks.agentx.judge_prompts import SYSTEM_PROMPTS
 
 __all__ = [
     "ALL_METRICS",
@@ -134,7 +133,7 @@ ALL_NAMES: Final[tuple[str, ...]] = tuple(name for name, _ in ALL_METRICS)
 GOAL_METRIC: Final = "goal_acc"
 _CODE_KEY: Final[Mapping[str, str]] = dict(ALL_METRICS)
 
-# §5.2 user templates, placeholders in the judge layer's {{field}} syntax.
+# The released user templates, placeholders in the judge layer's {{field}} syntax.
 _USER: Final[Mapping[str, str]] = {
     "grounding_accuracy": "GT: {{gt}}\nagent's reasoning steps: {{pred_steps}}",
     "precision_score": "GT: {{gt}}\nagent's reasoning trace: {{pred_steps}}",
@@ -159,7 +158,7 @@ SCORE_PARSER: Final = AnyOf((
     JsonObjectParser({"Score": Number(0.0, 1.0)}, score="Score", numeric_strings=True, python_literals=True),
     ScoreParser(0, 1, integer=False, labels=("score",)),
 ))
-"""§5.6 parser: one JSON / Python-literal dict with a numeric ``Score`` in [0, 1], else a strict ``Score: x``."""
+"""The score parser: one JSON / Python-literal dict with a numeric ``Score`` in [0, 1], else a strict ``Score: x``."""
 
 
 def _check_style(style: str) -> Style:
@@ -300,7 +299,7 @@ def style_for(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> 
 
 def protocol_record(style: str, metrics: Sequence[str] = ALL_NAMES) -> dict[str, Any]:
     """What to log beside the results: the style, and per metric the template id, version and digest and the
-    SHA-256 of the verbatim system prompt (comparable with agentx.md §5.5)."""
+    SHA-256 of the verbatim system prompt (comparable with the digests pinned in the tests)."""
     chosen = _check_style(style)
     record: dict[str, Any] = {"style": chosen, "parser": SCORE_PARSER.spec, "templates": {}}
     for name in metrics:

@@ -1,10 +1,10 @@
 """Builds Agent-X's bundled mini split: 10 self-made tasks in the release layout (`data.json` + `files/`).
 
-Keys "0".."9" with the release's meaning: keys "1" and "8" are in the generative id list (spec §7), so they are
+Keys "0".."9" with the release's meaning: keys "1" and "8" are in the generative id list, so they are
 image-output tasks here too. Covered: single image, two images (comma-separated `file_path`), two short real mp4
 videos (PyAV), factual ("objective"), interpretive ("subjective") and generative queries, a PNG stored under a
 `.jpg` name (the release has such files), and `[[...]]`-wrapped steps. GT tool metadata entries are copied from the
-real catalogue. Regenerate with `python -m lmms_agentic.mini.agentx tasks/agentx/data/mini`.
+real catalogue. Regenerate with `python -m lmms_agentic.tasks.agentx.mini tasks/agentx/data/mini`.
 """
 
 from __future__ import annotations

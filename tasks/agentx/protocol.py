@@ -1,9 +1,9 @@
-"""Agent-X protocol data (agentx.md §3, §4.1, §4.2, §7): the 14-tool catalogue, the legacy tool aliases, the 222
+"""Agent-X protocol data: the 14-tool catalogue, the legacy tool aliases, the 222
 generative task ids, the closed-source instruction template and the GPT format block.
 
 These are benchmark protocol data, reproduced verbatim from the release; tests pin every verbatim string against
-the SHA-256 digests of agentx.md §5.5.  Nothing here does I/O at import time: the catalogue (`toolmeta.json`, next
-to this module, the released file with its key order) is read on first use and cached.
+SHA-256 digests (tests/agentx/test_protocol.py).  Nothing here does I/O at import time: the catalogue
+(`toolmeta.json`, next to this module, the released file with its key order) is read on first use and cached.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ TOOL_NAMES: tuple[str, ...] = (
     "CodePlotter", "MathOCR", "Solver", "DrawBoundingBox", "OverlayText", "ImageGenerator", "ImageStylization",
 )
 
-# §3.3: GTA / AgentLego names -> Agent-X names (normalised in GT, dataset.json and model output).
+# GTA / AgentLego names -> Agent-X names (normalised in GT, dataset.json and model output).
 LEGACY_ALIASES: dict[str, str] = {
     "ImageDescription": "SceneDescriber",
     "CountGivenObject": "ObjectCounter",
@@ -47,7 +47,7 @@ LEGACY_ALIASES: dict[str, str] = {
     "AddText": "OverlayText",
 }
 
-# §7: data.json keys of the generative (image-output) tasks, from analysis/metrics.ipynb cell 1; as key strings.
+# data.json keys of the generative (image-output) tasks, from analysis/metrics.ipynb cell 1; as key strings.
 _GENERATIVE_INTS = (
     1, 8, 10, 12, 24, 30, 35, 44, 46, 50, 53, 56, 57, 60, 61, 63, 65, 67, 69, 70,
     75, 78, 92, 93, 94, 97, 98, 101, 103, 106, 107, 113, 115, 117, 119, 121, 122, 125, 129, 132,
@@ -64,7 +64,7 @@ _GENERATIVE_INTS = (
 )
 GENERATIVE_IDS: frozenset[str] = frozenset(str(key) for key in _GENERATIVE_INTS)
 
-# §4.1, closed-source scripts (GPT-4o, o4-mini, Gemini).  Note the trailing space after "include:".
+# The instruction of the closed-source scripts (GPT-4o, o4-mini, Gemini).  Note the trailing space after "include:".
 INSTRUCTION_TEMPLATE = "\n".join((
     "You are an intelligent multi-modal agent. You are provided with:",
     "- A text query",
@@ -77,8 +77,8 @@ INSTRUCTION_TEMPLATE = "\n".join((
     "{FORMAT_BLOCK}",
 ))
 
-# §4.2, GPT variant: starts with an empty line, four trailing spaces after the final_output justification, ends
-# with "\n".  It contains braces, so it is substituted with str.replace, never str.format.
+# The format block, GPT variant: starts with an empty line, four trailing spaces after the final_output
+# justification, ends with "\n".  It contains braces, so it is substituted with str.replace, never str.format.
 FORMAT_BLOCK_GPT = "\n".join((
     "",
     '    "reasoning_step_format": [',
@@ -141,11 +141,11 @@ def toolmeta() -> dict[str, Any]:
 
 @cache
 def toolmeta_json() -> str:
-    """§3.2 `TOOLMETA_JSON`: `json.dumps` of the catalogue with default settings (one line, 6,818 characters)."""
+    """`TOOLMETA_JSON`: `json.dumps` of the catalogue with default settings (one line, 6,818 characters)."""
     return json.dumps(toolmeta())
 
 
 @cache
 def instruction() -> str:
-    """The model's system instruction (§4.6): the closed-source template with the catalogue and the GPT block."""
+    """The model's system instruction: the closed-source template with the catalogue and the GPT block."""
     return INSTRUCTION_TEMPLATE.replace("{TOOLMETA_JSON}", toolmeta_json()).replace("{FORMAT_BLOCK}", FORMAT_BLOCK_GPT)

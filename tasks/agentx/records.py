@@ -1,11 +1,11 @@
 """Reader and normaliser for Agent-X (`Tajamul21/Agent-X`): `data.json` + `files/` -> one row per task.
 
-Release layout (spec: shared/specs/agentx.md §2): `data.json` maps keys "0".."827" to a ONE-element list holding
+Release layout: `data.json` maps keys "0".."827" to a ONE-element list holding
 the record {query, file_path, query_type, tool_metadata, reasoning_steps, final_answer}; media live in `files/`
 and `file_path` names them relative to it (several images: comma-separated). Steps are sometimes wrapped as
 `[[...]]`. The normaliser validates every record (naming the key and field), classifies the media
 (image / multi_image / video by extension), and keeps the ground truth as JSON strings so rows stay flat.
-Generative tasks are identified by key (`GENERATIVE_IDS`, spec §7), never by row position.
+Generative tasks are identified by key (`protocol.GENERATIVE_IDS`), never by row position.
 """
 
 from __future__ import annotations

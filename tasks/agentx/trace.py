@@ -1,6 +1,6 @@
-"""Tool-use trace parsing: one model response -> steps, final answer, parse path, failure class (agentx.md §4.5-4.6,
-§5.9, §10).  Generic: the tool names and legacy aliases are arguments (Agent-X passes ``protocol.TOOL_NAMES`` and
-``protocol.LEGACY_ALIASES``).  Pure standard library; nothing here depends on lmms-eval.
+"""Agent-X tool-use trace parsing: one model response -> steps, final answer, parse path, failure class.  The tool
+names and legacy aliases are arguments (``protocol.TOOL_NAMES`` and ``protocol.LEGACY_ALIASES``).  Pure standard
+library; nothing here depends on lmms-eval.
 
 SAFETY.  Model output is never executed.  The only parsers are ``json.loads`` and ``ast.literal_eval`` (literals
 only: a call, a name or an attribute is rejected, so ``__import__('os').system(...)`` is a ValueError, not a run);
@@ -39,7 +39,7 @@ FAILURES, in priority order (``failure`` is the first that applies; ``issues`` l
                                  no tool at all, not an unknown one)
   missing_final_answer           no final-answer value (a generative task may legitimately have none: the caller
                                  decides what that means)
-``format_ok`` is the §8 "invalid JSON format" check (``trace_errors.invalid_json_format``) on the record the
+``format_ok`` is the taxonomy's "invalid JSON format" check (``errors.invalid_json_format``) on the record the
 original pipeline would have written; it is False whenever nothing parsed.
 """
 
@@ -55,7 +55,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
-from lmms_agentic.adapters.trace_errors import invalid_json_format
+from lmms_agentic.adapters.text import answer_text, brace_spans
+from lmms_agentic.tasks.agentx.errors import invalid_json_format
 
 __all__ = [
     "FAILURES",
@@ -78,8 +79,6 @@ MAX_LITERAL_CHARS = 200_000
 MAX_BALANCED_ATTEMPTS = 64
 _STEP_KEYS = ("task", "tool", "tool_used", "tool_output", "output", "thought")
 _NO_TOOL = frozenset({"", "none", "null", "n/a", "na", "notool", "notools", "notoolused"})
-_CLOSE_THINK = re.compile(r"</think\s*>", re.IGNORECASE)
-_THINK_MARKER = re.compile(r"</?think\s*>", re.IGNORECASE)
 _OUTER_FENCE_OPEN = re.compile(r"^```[\w+-]*\s*")
 _OUTER_FENCE_CLOSE = re.compile(r"\s*```$")
 _FENCED = re.compile(r"```[\w+-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
@@ -139,7 +138,7 @@ class ParsedTrace:
                                                           "justification": self.justification}}
 
     def notebook_record(self, query: str, filename: str) -> dict[str, Any]:
-        """The §4.5 prediction-file record the original notebooks read: {"query", "filename", **model_json}
+        """The prediction-file record the original notebooks read: {"query", "filename", **model_json}
         (the model's own keys win, as in the original), or the empty record on a parse failure."""
         if self.data is None:
             return {"query": query, "filename": filename, **self.prediction_record()}
@@ -158,7 +157,7 @@ def _norm_name(name: str) -> str:
 
 
 def canonical_tool(name: str, tool_names: Sequence[str], aliases: Mapping[str, str]) -> str | None:
-    """§5.9: the tool ``name`` refers to, or None.  Lower-case, drop whitespace (and underscores), drop leading
+    """The tool ``name`` refers to, or None.  Lower-case, drop whitespace (and underscores), drop leading
     punctuation (backticks, asterisks, quotes), then the longest tool name or alias that the result STARTS with
     ("SceneDescriber – to confirm…" -> SceneDescriber, "Image Generator" -> ImageGenerator, "DrawBox" ->
     DrawBoundingBox)."""
@@ -252,28 +251,6 @@ def _parse_object(text: str) -> tuple[dict[str, Any], str] | None:
     return None
 
 
-def _balanced_spans(text: str) -> list[tuple[int, int]]:
-    """Every brace-balanced span, in order of its closing brace; quotes are tracked only inside braces."""
-    stack: list[int] = []
-    spans: list[tuple[int, int]] = []
-    quote, escaped = "", False
-    for i, char in enumerate(text):
-        if quote:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == quote or char == "\n":
-                quote = ""
-        elif char in "\"'" and stack:
-            quote = char
-        elif char == "{":
-            stack.append(i)
-        elif char == "}" and stack:
-            spans.append((stack.pop(), i + 1))
-    return spans
-
-
 def _candidates(text: str) -> dict[str, bool]:
     """Candidate texts in order -> whether the object must carry a trace key (only the whole response need not)."""
     out = {text: False}
@@ -297,7 +274,7 @@ def _find_object(text: str) -> tuple[dict[str, Any], str] | None:
     if not keys:
         return None
     attempts = 0
-    for start, end in reversed(_balanced_spans(text)):
+    for start, end in reversed(brace_spans(text)):
         first_key = bisect.bisect_left(keys, start)
         if first_key == len(keys) or keys[first_key] >= end:
             continue  # no trace key inside this span
@@ -308,13 +285,6 @@ def _find_object(text: str) -> tuple[dict[str, Any], str] | None:
         if found is not None and _has_trace_key(found):
             return found[0], "balanced_" + found[1]
     return None
-
-
-def _strip_think(text: str) -> str:
-    close = _CLOSE_THINK.search(text)
-    if close is not None and text[close.end():].strip():
-        return text[close.end():]
-    return _THINK_MARKER.sub("", text)
 
 
 # ---------------------------------------------------------------- reading the object
@@ -381,7 +351,7 @@ def parse_trace(text: object, tool_names: Sequence[str], aliases: Mapping[str, s
     """Parse one model response into a ParsedTrace; never raises for any ``text`` (see the module docstring)."""
     if not isinstance(text, str) or not text.strip() or text.lstrip().startswith(REQUEST_FAILED_PREFIX):
         return _empty("none", "no_output")
-    body = _strip_think(text).strip()
+    body = answer_text(text, fallback_to_thinking=True).strip()
     found = _find_object(body) if body else None
     if found is None:
         return _empty("none", "invalid_json")

@@ -1,20 +1,22 @@
-"""lmms-eval hooks for RoboVista: loading (process_docs), prompt layout, visuals and per-sample payloads.
+"""lmms-eval hooks for RoboVista: loading (process_docs), prompt layout, visuals and per-sample records.
 
-Glue only: data location is `adapters.data`, normalisation `adapters.records.robovista`, answer
-extraction `adapters.extract`, image preprocessing `adapters.media`, example choice
-`adapters.fewshot`; aggregations are in `metrics.py`. Prompt texts are configuration: they come from
-the task YAML's `lmms_eval_specific_kwargs`, so every variant's exact wording is visible there.
+Glue only: the raw-row reader is `records.py`, the runner's two released answer parsers `parity.py`, the
+strict extractor `adapters.extract`, image preprocessing `adapters.media`, example choice `adapters.fewshot`;
+metric views and aggregations are in `metrics.py`. Prompt texts are configuration: they come from the task YAML's
+`lmms_eval_specific_kwargs`, so every variant's exact wording is visible there (and recorded by lmms-eval in the
+results file's `configs`, image preprocessing included).
 
-How data is loaded: lmms-eval has no run-time hook for choosing a data location, so each task
-YAML loads `source.json` (one row declaring the Hub id, split and revision) and `process_docs`
-replaces it with the benchmark rows located by `adapters.data.load_split` (Hub, local copy or mini).
+How data is loaded: lmms-eval has no run-time hook for choosing a data location, so each task YAML loads
+`benchmark.json` (one placeholder row) and `process_docs` replaces it with the rows located by `adapters.data`
+(Hub, local copy or mini) as `benchmark.json` declares them. Every `process_docs` is `permutable`, so the
+generated permutation tasks reuse it.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import datasets
@@ -22,19 +24,19 @@ from PIL import Image
 
 from lmms_agentic.adapters.data import Location
 from lmms_agentic.adapters.docs import load_canonical, select_where
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, extract_choice, split_confidence
+from lmms_agentic.adapters.extract import split_confidence
 from lmms_agentic.adapters.fewshot import choose_examples
 from lmms_agentic.adapters.media import ImagePolicy, as_pil, decoded_once, preprocess_image
+from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.prompting import mcq_text, option_lines, with_system_prompt
-from lmms_agentic.adapters.records import robovista as records
+from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
 from lmms_agentic.adapters.schema import RecordError
 from lmms_agentic.judges.mcq_fallback import extract_with_fallback
-from lmms_agentic.tasks.robovista import metrics
+from lmms_agentic.tasks.robovista import metrics, parity, records
 
 log = logging.getLogger("lmms_agentic.robovista")
 
 IMAGES = "images"
-EXPECTED_ROWS = 474
 
 Segment = str | list[Image.Image]
 
@@ -42,32 +44,58 @@ Segment = str | list[Image.Image]
 # --------------------------------------------------------------------------- loading (process_docs)
 
 def _check_size(raw: datasets.Dataset, location: Location) -> None:
-    if location.kind != "mini" and len(raw) != EXPECTED_ROWS:
+    expected = 474
+    if location.kind != "mini" and len(raw) != expected:
         log.warning("RoboVista has %d rows at %s, expected %d: scores are not comparable with the paper.",
-                    len(raw), location.describe(), EXPECTED_ROWS)
+                    len(raw), location.describe(), expected)
 
 
-def load_docs(manifest: datasets.Dataset) -> datasets.Dataset:
+def all_docs() -> datasets.Dataset:
     """All RoboVista rows in canonical form (loaded and validated once per process and location)."""
-    docs, _ = load_canonical(manifest, records.normalise, IMAGES, check=_check_size)
+    docs, _ = load_canonical(records.BENCHMARK, records.normalise, IMAGES, check=_check_size)
     return docs
 
 
-def _domain_docs(domain: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
-    def process_docs(manifest: datasets.Dataset) -> datasets.Dataset:
-        return select_where(load_docs(manifest), "domain", domain)
-
-    process_docs.__name__ = f"docs_{domain}"
-    return process_docs
+@permutable
+def load_docs(placeholder: datasets.Dataset) -> datasets.Dataset:
+    """process_docs of the all-rows tasks."""
+    return all_docs()
 
 
-docs_agriculture = _domain_docs("agriculture")
-docs_autonomous_driving = _domain_docs("autonomous_driving")
-docs_domestic = _domain_docs("domestic")
-docs_industrial_manufacturing = _domain_docs("industrial_manufacturing")
-docs_surgical_robotics = _domain_docs("surgical_robotics")
-docs_open_datasets = _domain_docs("open_datasets")
-docs_unlabeled = _domain_docs(records.UNKNOWN)
+@permutable
+def docs_agriculture(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_where(all_docs(), "domain", "agriculture")
+
+
+@permutable
+def docs_autonomous_driving(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_where(all_docs(), "domain", "autonomous_driving")
+
+
+@permutable
+def docs_domestic(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_where(all_docs(), "domain", "domestic")
+
+
+@permutable
+def docs_industrial_manufacturing(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_where(all_docs(), "domain", "industrial_manufacturing")
+
+
+@permutable
+def docs_surgical_robotics(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_where(all_docs(), "domain", "surgical_robotics")
+
+
+@permutable
+def docs_open_datasets(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return select_where(all_docs(), "domain", "open_datasets")
+
+
+@permutable
+def docs_unlabeled(placeholder: datasets.Dataset) -> datasets.Dataset:
+    """The rows without a domain label (they count in the overall score only)."""
+    return select_where(all_docs(), "domain", records.UNKNOWN)
 
 
 def with_incontext_examples(docs: datasets.Dataset, seed: int) -> datasets.Dataset:
@@ -89,19 +117,29 @@ def with_incontext_examples(docs: datasets.Dataset, seed: int) -> datasets.Datas
     return datasets.concatenate_datasets([docs.flatten_indices(), example_columns, example_images], axis=1)
 
 
-def _icl_docs(seed: int) -> Callable[[datasets.Dataset], datasets.Dataset]:
-    def process_docs(manifest: datasets.Dataset) -> datasets.Dataset:
-        return with_incontext_examples(load_docs(manifest), seed)
-
-    process_docs.__name__ = f"docs_icl_seed{seed}"
-    return process_docs
+@permutable
+def docs_icl_seed0(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return with_incontext_examples(all_docs(), 0)
 
 
-docs_icl_seed0 = _icl_docs(0)
-docs_icl_seed1 = _icl_docs(1)
-docs_icl_seed2 = _icl_docs(2)
-docs_icl_seed3 = _icl_docs(3)
-docs_icl_seed4 = _icl_docs(4)
+@permutable
+def docs_icl_seed1(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return with_incontext_examples(all_docs(), 1)
+
+
+@permutable
+def docs_icl_seed2(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return with_incontext_examples(all_docs(), 2)
+
+
+@permutable
+def docs_icl_seed3(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return with_incontext_examples(all_docs(), 3)
+
+
+@permutable
+def docs_icl_seed4(placeholder: datasets.Dataset) -> datasets.Dataset:
+    return with_incontext_examples(all_docs(), 4)
 
 
 # --------------------------------------------------------------------------- prompt layout
@@ -132,8 +170,8 @@ def _user_text(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
 def layout(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> tuple[str, list[Segment]]:
     """(system prompt, ordered user segments: text strings and image lists) for one document.
 
-    Zero-shot / CoT: all images, then the text (spec §5.1). ICL: the paper's EXAMPLE / YOUR QUESTION
-    layout with the example's images at the first marker and the item's at the second (spec §5.3).
+    Zero-shot / CoT: all images, then the text. ICL: the paper's EXAMPLE / YOUR QUESTION
+    layout with the example's images at the first marker and the item's at the second.
     """
     policy = ImagePolicy.named(kwargs.get("image_preprocess", "paper"))
     images = _images(doc, IMAGES, policy)
@@ -194,45 +232,47 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- scoring
 
-def payload(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-    """The per-document record every RoboVista metric aggregates (plain data, logged per sample)."""
-    response = results[0] if results else ""
-    parity = extract_choice(response, doc["options"], mode="parity")
-    # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
+def _as_runner_read_it(response: object, mode: str) -> object:
+    """The reply as the runner path behind each parser's published numbers saw it: the API runner (paper tables,
+    parity_20260706) collapses whitespace runs before parsing; the local runner (the reference runs scored with
+    parity_20260714) passes the text as generated."""
+    if mode == "parity_20260706" and isinstance(response, str):
+        return " ".join(response.split())
+    return response
+
+
+def record(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+    """The per-sample record (see `adapters.samples`): the contract fields (`pred` = strict extractor, with the
+    optional LLM-judge fallback), both released runner parsers (`parsers`) with the default one's letter as
+    `pred_parity` (the paper's scoring, `parity_mode` names it), the stated confidence and the breakdown labels."""
+    response = response_text(results)
     strict = extract_with_fallback(response, doc["options"], question=doc["question"], item_id=doc["id"])
-    confidence = split_confidence(response)[1] if isinstance(response, str) else None
+    released = {mode: parity.parse_answer(_as_runner_read_it(response, mode), doc["options"], mode)
+                for mode in parity.PARSER_MODES}
+    default = released[parity.DEFAULT_PARSER]
     meta = json.loads(doc["metadata_json"])
-    return {
-        "id": doc["id"],
-        "domain": doc["domain"],
+    out = mcq_record(records.BENCHMARK, doc, response, strict)
+    out.update({
+        "parity_mode": parity.DEFAULT_PARSER,
+        "pred_parity": default.letter,
+        "rule_parity": default.rule,
+        "correct_parity": default.letter == doc["answer"],
+        "parsers": {mode: {"letter": e.letter, "rule": e.rule, "correct": e.letter == doc["answer"]}
+                    for mode, e in released.items()},
+        "confidence": split_confidence(response)[1] if isinstance(response, str) else None,
         "task": meta["task"],
         "ability_type": meta["ability_type"],
         "ability_split": meta["ability_split"],
-        "answer": doc["answer"],
-        "pred": parity.letter,
-        "rule": parity.rule,
-        "pred_strict": strict.letter,
-        "rule_strict": strict.rule,
-        "no_answer_reason": strict.reason,
-        "extraction_path": strict.path,
-        "judge": strict.judge.as_dict() if strict.judge is not None else None,
-        "correct": parity.letter == doc["answer"],
-        "correct_strict": strict.letter == doc["answer"],
-        "confidence": confidence,
-        "request_failed": isinstance(response, str) and response.startswith(REQUEST_FAILED_PREFIX),
         "icl_example_id": doc.get("icl_example_id"),
-    }
+    })
+    return out
 
 
-def _results_for(metric_names: tuple[str, ...]) -> Callable[[Mapping[str, Any], list[str]], dict[str, Any]]:
-    def process_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-        record = payload(doc, results)
-        return {name: record for name in metric_names}
-
-    return process_results
-
-
-process_results = _results_for(metrics.DOMAIN_TASK_METRICS)
-process_results_full = _results_for(metrics.FULL_METRICS)
-process_results_confidence = _results_for(metrics.CONFIDENCE_METRICS)
-process_results_icl = _results_for(metrics.ICL_METRICS)
+process_results = results_function(record, record_metric="parity_acc", score_field="correct_parity",
+                                   views=metrics.views(metrics.DOMAIN_TASK_METRICS))
+process_results_full = results_function(record, record_metric="parity_acc", score_field="correct_parity",
+                                        views=metrics.views(metrics.FULL_METRICS))
+process_results_confidence = results_function(record, record_metric="parity_acc", score_field="correct_parity",
+                                              views=metrics.views(metrics.CONFIDENCE_METRICS))
+process_results_icl = results_function(record, record_metric="parity_acc", score_field="correct_parity",
+                                       views=metrics.views(metrics.ICL_METRICS))

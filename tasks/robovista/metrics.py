@@ -1,65 +1,74 @@
-"""RoboVista aggregations: one function per reported metric, over payloads gathered from all ranks.
+"""RoboVista metrics: the per-row view each metric receives, and the aggregations that are not a plain mean.
 
-Counting convention (paper, public runner): every item stays in the denominator; an unanswered
-item, an unparsable reply or a failed request counts as incorrect. `parity_acc` uses the runner's
-parser (deterministic A->E fallback), `strict_acc` the project's strict extractor. Breakdowns use
-the raw label values; the rows with an empty domain or ability count only in the overall figures.
-Calibration error follows `adapters.stats.calibration_error` (bins of 100 items).
+Counting convention (paper, public runner): every item stays in the denominator; an unanswered item, an
+unparsable reply or a failed request counts as incorrect. `parity_acc` (the headline, paper Tables I-III) uses the
+runner's first released parser (`parity_20260706`, `pred_parity`); `parity_20260714_acc` the runner's second
+(`parsers`, README.md says which published numbers each reproduces); `strict_acc` the project's strict extractor
+(`pred`). Breakdowns use the raw label
+values; the rows with an empty domain or ability count only in the overall figures. Calibration error follows
+`adapters.stats.calibration_error` (consecutive bins of 100 items).
 
-Metric names are chosen so that no name is a substring of another (lmms-eval matches group metrics
-by substring).
+`parity_acc` receives the full sample record (`adapters.samples`); every other metric receives a view:
+`{"score": 100|0}` for the rows it counts (aggregated by `adapters.stats.mean_score`) or None. Metric names are
+chosen so that no name is a substring of another (lmms-eval matches group metrics by substring).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters import stats
+from lmms_agentic.adapters.samples import View, field_view, field_view_where, no_answer_view, request_failed_view, score
 
-Items = Sequence[dict[str, Any]]
-
-
-def parity_acc(items: Items) -> float:
-    return stats.accuracy(items, "correct")
-
-
-def strict_acc(items: Items) -> float:
-    return stats.accuracy(items, "correct_strict")
+Items = Sequence[Mapping[str, Any] | None]
+DOMAINS = ("agriculture", "autonomous_driving", "domestic", "industrial_manufacturing", "surgical_robotics",
+           "open_datasets")
+ABILITIES = ("scene_understanding", "high_level_decision_making", "low_level_motion_awareness",
+             "recovery_replanning_robustness", "physical_interaction")
 
 
-def no_answer_rate(items: Items) -> float:
-    """Share of items where the strict extractor found no answer (unparsable, ambiguous, empty)."""
-    return stats.rate(items, lambda item: item["pred_strict"] is None)
+def _confidence_view(record: Mapping[str, Any]) -> Any:
+    if record["confidence"] is None:
+        return None
+    return {"confidence": record["confidence"], "correct": bool(record["correct_parity"])}
 
 
-def _accuracy_where(field: str, value: str) -> Callable[[Items], float]:
-    def aggregate(items: Items) -> float:
-        return stats.accuracy(items, "correct", where=lambda item: item[field] == value)
-
-    aggregate.__name__ = f"{field}_{value}_acc"
-    aggregate.__doc__ = f"Parity accuracy over the items whose {field} is {value!r} (NaN if none)."
-    return aggregate
+def _parser_view(mode: str) -> View:
+    return lambda record: score(bool(record["parsers"][mode]["correct"]))
 
 
-perception_acc = _accuracy_where("ability_split", "SC")
-planning_acc = _accuracy_where("ability_split", "PL")
-ability_scene_understanding_acc = _accuracy_where("ability_type", "scene_understanding")
-ability_high_level_decision_making_acc = _accuracy_where("ability_type", "high_level_decision_making")
-ability_low_level_motion_awareness_acc = _accuracy_where("ability_type", "low_level_motion_awareness")
-ability_recovery_replanning_robustness_acc = _accuracy_where("ability_type", "recovery_replanning_robustness")
-ability_physical_interaction_acc = _accuracy_where("ability_type", "physical_interaction")
-domain_agriculture_acc = _accuracy_where("domain", "agriculture")
-domain_autonomous_driving_acc = _accuracy_where("domain", "autonomous_driving")
-domain_domestic_acc = _accuracy_where("domain", "domestic")
-domain_industrial_manufacturing_acc = _accuracy_where("domain", "industrial_manufacturing")
-domain_surgical_robotics_acc = _accuracy_where("domain", "surgical_robotics")
-domain_open_datasets_acc = _accuracy_where("domain", "open_datasets")
+VIEWS: dict[str, View] = {
+    "parity_20260714_acc": _parser_view("parity_20260714"),
+    "strict_acc": field_view("correct"),
+    "no_answer_rate": no_answer_view,
+    "request_failed_rate": request_failed_view,
+    "perception_acc": field_view_where("correct_parity", "ability_split", "SC"),
+    "planning_acc": field_view_where("correct_parity", "ability_split", "PL"),
+    **{f"ability_{a}_acc": field_view_where("correct_parity", "ability_type", a) for a in ABILITIES},
+    **{f"domain_{d}_acc": field_view_where("correct_parity", "domain", d) for d in DOMAINS},
+    "calibration_error": _confidence_view,
+    "hle_compat_calibration": _confidence_view,
+    "confidence_coverage": lambda record: score(record["confidence"] is not None),
+    "icl_fallback_rate": lambda record: score(not record["icl_example_id"]),
+}
+
+DOMAIN_TASK_METRICS = ("parity_acc", "parity_20260714_acc", "strict_acc", "no_answer_rate", "request_failed_rate",
+                       "perception_acc", "planning_acc")
+FULL_METRICS = (*DOMAIN_TASK_METRICS, *(f"ability_{a}_acc" for a in ABILITIES),
+                *(f"domain_{d}_acc" for d in DOMAINS))
+CONFIDENCE_METRICS = (*FULL_METRICS, "calibration_error", "hle_compat_calibration", "confidence_coverage")
+ICL_METRICS = (*CONFIDENCE_METRICS, "icl_fallback_rate")
+
+
+def views(metric_names: Sequence[str]) -> dict[str, View]:
+    """The views of a task's metrics (its first metric, `parity_acc`, carries the record instead)."""
+    return {name: VIEWS[name] for name in metric_names[1:]}
 
 
 def _calibration(items: Items, hle_compat: bool) -> float:
-    scored = [item for item in items if item["confidence"] is not None]
-    return stats.calibration_error([item["confidence"] for item in scored],
+    scored = [item for item in items if item is not None]
+    return stats.calibration_error([float(item["confidence"]) for item in scored],
                                    [bool(item["correct"]) for item in scored], hle_compat=hle_compat)
 
 
@@ -71,28 +80,3 @@ def calibration_error(items: Items) -> float:
 def hle_compat_calibration(items: Items) -> float:
     """The same, reproducing the HLE reference loop that skips the last bin."""
     return _calibration(items, hle_compat=True)
-
-
-def confidence_coverage(items: Items) -> float:
-    """Share of items whose reply stated a parsable confidence (the CE denominator)."""
-    return stats.rate(items, lambda item: item["confidence"] is not None)
-
-
-def icl_fallback_rate(items: Items) -> float:
-    """Share of items asked zero-shot because no other item shares their (task, domain)."""
-    return stats.rate(items, lambda item: not item["icl_example_id"])
-
-
-DOMAIN_TASK_METRICS = (
-    "parity_acc", "strict_acc", "no_answer_rate", "request_failed_rate", "perception_acc", "planning_acc",
-)
-FULL_METRICS = (
-    *DOMAIN_TASK_METRICS,
-    "ability_scene_understanding_acc", "ability_high_level_decision_making_acc",
-    "ability_low_level_motion_awareness_acc", "ability_recovery_replanning_robustness_acc",
-    "ability_physical_interaction_acc",
-    "domain_agriculture_acc", "domain_autonomous_driving_acc", "domain_domestic_acc",
-    "domain_industrial_manufacturing_acc", "domain_surgical_robotics_acc", "domain_open_datasets_acc",
-)
-CONFIDENCE_METRICS = (*FULL_METRICS, "calibration_error", "hle_compat_calibration", "confidence_coverage")
-ICL_METRICS = (*CONFIDENCE_METRICS, "icl_fallback_rate")

@@ -6,7 +6,7 @@ modes RGB/RGBA/P/L and sizes above and below the 720 px preprocessing limit, one
 empty option slot, and gold letters A-E. The split is written as the Hub lays it out
 (`data/train-00000-of-00001.parquet`) so the same loader reads the mini split and a local copy.
 
-Regenerate with `python -m lmms_agentic.mini.robovista tasks/robovista/data/mini`; a test checks
+Regenerate with `python -m lmms_agentic.tasks.robovista.mini tasks/robovista/data/mini`; a test checks
 that the committed file matches this builder.
 """
 

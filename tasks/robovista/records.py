@@ -1,6 +1,6 @@
 """Normaliser for RoboVista rows (`sy-xie/robovista`, split `train`) into `McqDoc`.
 
-Raw fields (spec: shared/specs/robovista.md §3): `id`, `images` (list of images), `question`,
+Raw fields: `id`, `images` (list of images), `question`,
 `choices` (positional, index 0 -> A, up to 5, empty entries keep their letter), `correct_answer`
 (one letter), `reasoning`, `domain` (may be empty -> "unknown"), `task`, `ability_type` (may be
 empty), `ability_subcategory`, `publication_source`. Choice texts are kept verbatim (no stripping of

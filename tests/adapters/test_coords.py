@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lmms_agentic.adapters.coords import CONVENTIONS, FAMILY_CONVENTIONS, render, render_box, render_point, to_pixels
+from lmms_agentic.adapters.coords import CONVENTIONS, FAMILY_CONVENTIONS, convention, render, render_box, render_point
 
 W, H = 1920, 1080
 
@@ -42,12 +42,16 @@ def test_render_box(box: tuple[int, int, int, int], convention: str, expected: s
     assert render_box(box, W, H, convention) == expected
 
 
-@pytest.mark.parametrize("convention", sorted(CONVENTIONS))
+@pytest.mark.parametrize("name", sorted(CONVENTIONS))
 @pytest.mark.parametrize("point", [(0, 0), (W, H), (W, 0), (0, H), (960, 540)])
-def test_round_trip_at_corners_and_centre(convention: str, point: tuple[int, int]) -> None:
-    text = render(point, W, H, convention)
-    values = [float(v) for v in text.strip("()[]").split(", ")]
-    assert to_pixels(values, W, H, convention) == pytest.approx(point)
+def test_round_trip_at_corners_and_centre(name: str, point: tuple[int, int]) -> None:
+    """Corners and the centre render to values that map back to the same pixels (no rounding drift)."""
+    conv = convention(name)
+    values = [float(v) for v in render(point, W, H, name).strip("()[]").split(", ")]
+    x, y = (values[1], values[0]) if conv.yx else (values[0], values[1])
+    if conv.scale is not None:
+        x, y = x * W / conv.scale, y * H / conv.scale
+    assert (x, y) == pytest.approx(point)
 
 
 @pytest.mark.parametrize(("coords", "message"), [

@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.adapters.extract (robovista.md §8, harness.md §11).
+"""Table-driven tests for lmms_agentic.adapters.extract.
 
 Every extraction case pins the letter, the rule that fired and (for no answer) the reason, so any change
 in behaviour, including which rule decides, fails a test.  Case ids read "<what>__<expected>".
@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import FrozenInstanceError
-from typing import Any
 
 import pytest
 
 from lmms_agentic.adapters.extract import (
-    PARITY_RULES,
     REQUEST_FAILED_PREFIX,
     STRICT_RULES,
     Extraction,
@@ -173,36 +171,6 @@ STRICT_CASES: list[Case] = [
     ("confidence_then_answer_B", "Confidence: 85%\nAnswer: B", 4, ok("B", "declaration")),
 ]
 
-PARITY_CASES: list[Case] = [
-    ("article_start_so_D__A_trap", "A robot arm should move left, so D", 4, ok("A", "first_char")),
-    ("article_anywhere__A_deterministic", "The gripper holds a cup; option D fits", 4,
-     ok("A", "any_isolated")),
-    ("article_after_answer_is__A_trap", "the answer is a grasp at the rim, i.e. D", 4,
-     ok("A", "a_answer_is")),
-    ("answer_is_colon_falls_through__B_last", "The answer is: B", 4, ok("B", "last_char")),
-    ("several_letters__A_first_char", "A and C are wrong; E.", 5, ok("A", "first_char")),
-    ("harness_trap__B", "A red cup is on the left. The answer is B.", 4, ok("B", "a_answer_is")),
-    ("self_correction__first_match_B", "Answer: B ... wait, final answer: C", 4, ok("B", "a_answer_is")),
-    ("lower_answer_is_c", "the answer is c", 4, ok("C", "a_answer_is")),
-    ("B_is_the_correct_answer", "B is the correct answer", 4, ok("B", "b_is_correct")),
-    ("bare_C", "C", 4, ok("C", "c_bare")),
-    ("C_dot", "C.", 4, ok("C", "d_letter_dot")),
-    ("C_paren_text", "C) Lift the cup", 4, ok("C", "e_leading_label")),
-    ("md_bold_C__any_isolated", "**C**", 4, ok("C", "any_isolated")),
-    ("md_underscore_C__no_match_word_chars", "__C__", 4, no("no_match")),
-    ("option_C__last_char", "Option C", 4, ok("C", "last_char")),
-    ("B_or_C__B_first_char", "B or C", 4, ok("B", "first_char")),
-    ("between_B_and_C__C_last_char", "It is between B and C", 4, ok("C", "last_char")),
-    ("E_in_5_options", "E", 5, ok("E", "c_bare")),
-    ("E_in_4_options__no_match", "E", 4, no("no_match")),
-    ("ten_options_I_think_J__I_trap", "I think J", 10, ok("I", "first_char")),
-    ("think_tail", "<think>A? maybe B</think> The answer is C", 4, ok("C", "a_answer_is")),
-    ("think_empty_tail__empty_as_original", "<think>The answer is B.</think>", 4, no("empty")),
-    ("request_failed", FAILED, 4, no("request_failed")),
-    ("none_response", None, 4, no("empty")),
-    ("confidence_stripped_then_bare_B", "B\nConfidence: 85%", 4, ok("B", "c_bare")),
-    ("option_texts_ignored__no_match", "Lift the cup", OPTS4, no("no_match")),
-]
 
 
 def _ids(cases: list[Case]) -> list[str]:
@@ -215,32 +183,19 @@ def _got(e: Extraction) -> Expected:
 
 @pytest.mark.parametrize(("case_id", "response", "options", "expected"), STRICT_CASES, ids=_ids(STRICT_CASES))
 def test_strict(case_id: str, response: object, options: Options, expected: Expected) -> None:
-    assert _got(extract_choice(response, options, mode="strict")) == expected
+    assert _got(extract_choice(response, options)) == expected
 
 
-@pytest.mark.parametrize(("case_id", "response", "options", "expected"), PARITY_CASES, ids=_ids(PARITY_CASES))
-def test_parity(case_id: str, response: object, options: Options, expected: Expected) -> None:
-    assert _got(extract_choice(response, options, mode="parity")) == expected
+def test_case_table_is_well_formed() -> None:
+    assert len(STRICT_CASES) >= 60
+    assert len({c[0] for c in STRICT_CASES}) == len(STRICT_CASES), "duplicate case ids"
+    for _, _, _, (letter, rule, reason) in STRICT_CASES:
+        assert (letter is None) == (reason is not None)
+        assert rule in STRICT_RULES if letter else rule == "none"
 
 
-def test_case_tables_are_well_formed() -> None:
-    assert len(STRICT_CASES) >= 60 and len(PARITY_CASES) >= 15
-    for cases, rules in ((STRICT_CASES, STRICT_RULES), (PARITY_CASES, PARITY_RULES)):
-        assert len({c[0] for c in cases}) == len(cases), "duplicate case ids"
-        for _, _, _, (letter, rule, reason) in cases:
-            assert (letter is None) == (reason is not None)
-            assert rule in rules if letter else rule == "none"
-
-
-def test_default_mode_is_strict() -> None:
-    response = "A robot arm should move left, so D"
-    expected = Extraction("D", "last_letter")
-    assert extract_choice(response, 4) == extract_choice(response, 4, mode="strict") == expected
-
-
-def test_parity_any_isolated_is_deterministic_A_first() -> None:
-    got = {extract_choice("THE GRIPPER: D, B OR A? HARD", 4, mode="parity").letter for _ in range(20)}
-    assert got == {"A"}
+def test_the_article_is_never_the_answer() -> None:
+    assert extract_choice("A robot arm should move left, so D", 4) == Extraction("D", "last_letter")
 
 
 @pytest.mark.parametrize(
@@ -294,9 +249,6 @@ def test_option_count_from_texts_is_validated() -> None:
 
 
 def test_bad_arguments() -> None:
-    with pytest.raises(ValueError, match="mode"):
-        bad_mode: Any = "loose"
-        extract_choice("A", 4, mode=bad_mode)
     with pytest.raises(TypeError):
         extract_choice("A", "ABCD")  # a str is a Sequence[str], but never meant as option texts
 

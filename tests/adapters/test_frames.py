@@ -35,7 +35,7 @@ def test_uniform_indices_rejects_empty(total: int, wanted: int) -> None:
 
 @pytest.fixture(scope="module")
 def ten_second_clip(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from lmms_agentic.mini.agentvqa import write_videos
+    from lmms_agentic.tasks.agentvqa.mini import write_videos
 
     folder = tmp_path_factory.mktemp("videos")
     write_videos(folder)

@@ -9,42 +9,42 @@ from typing import Any
 import datasets
 import pytest
 
-from lmms_agentic.adapters import permute, robustness
+from lmms_agentic.adapters import permutation, permutation_metrics
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("circular", ("circular", None)), ("perm5", ("perm", 5)),
                                                 ("perm2", ("perm", 2))])
 def test_parse_mode(mode: str, expected: tuple[str, int | None]) -> None:
-    assert permute.parse_mode(mode) == expected
+    assert permutation.parse_mode(mode) == expected
 
 
 @pytest.mark.parametrize("mode", ["perm1", "perm", "circ", "shuffle5"])
 def test_parse_mode_rejects(mode: str) -> None:
     with pytest.raises(ValueError, match="circular"):
-        permute.parse_mode(mode)
+        permutation.parse_mode(mode)
 
 
 def test_circular_is_every_rotation_identity_first() -> None:
-    assert permute.slot_permutations(4, "circular", "q") == [(0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)]
+    assert permutation.slot_permutations(4, "circular", "q") == [(0, 1, 2, 3), (1, 2, 3, 0), (2, 3, 0, 1), (3, 0, 1, 2)]
 
 
 def test_seeded_permutations_are_stable_distinct_and_include_identity() -> None:
-    first = permute.slot_permutations(4, "perm5", "q1", seed=0)
+    first = permutation.slot_permutations(4, "perm5", "q1", seed=0)
     assert first[0] == (0, 1, 2, 3) and len(set(first)) == 5
-    assert first == permute.slot_permutations(4, "perm5", "q1", seed=0)  # same on every call/process
-    assert first != permute.slot_permutations(4, "perm5", "q2", seed=0)
-    assert first != permute.slot_permutations(4, "perm5", "q1", seed=1)
+    assert first == permutation.slot_permutations(4, "perm5", "q1", seed=0)  # same on every call/process
+    assert first != permutation.slot_permutations(4, "perm5", "q2", seed=0)
+    assert first != permutation.slot_permutations(4, "perm5", "q1", seed=1)
     # recorded value: a change of algorithm must be deliberate (it changes every published permutation run)
     assert first == [(0, 1, 2, 3), (2, 0, 1, 3), (2, 1, 3, 0), (1, 3, 2, 0), (3, 0, 1, 2)]
 
 
 def test_fewer_orders_than_asked_uses_all_of_them() -> None:
-    assert permute.slot_permutations(2, "perm5", "q") == [(0, 1), (1, 0)]
+    assert permutation.slot_permutations(2, "perm5", "q") == [(0, 1), (1, 0)]
 
 
 def test_empty_slots_stay_in_place() -> None:
     options = ["a", "b", "", "d"]
-    assert permute.full_permutation(options, (1, 2, 0)) == (1, 3, 2, 0)
+    assert permutation.full_permutation(options, (1, 2, 0)) == (1, 3, 2, 0)
 
 
 def _docs() -> datasets.Dataset:
@@ -57,7 +57,7 @@ def _docs() -> datasets.Dataset:
 
 
 def test_expand_remaps_gold_and_per_option_metadata() -> None:
-    out = permute.expand(_docs(), "circular").to_list()
+    out = permutation.expand(_docs(), "circular").to_list()
     q1 = [r for r in out if r["group_id"] == "q1"]
     assert [r["perm_index"] for r in q1] == [0, 1, 2, 3]
     for row in q1:
@@ -69,13 +69,19 @@ def test_expand_remaps_gold_and_per_option_metadata() -> None:
 
 
 def test_original_choice() -> None:
-    assert permute.original_choice("B", [2, 0, 1, 3]) == 0
-    assert permute.original_choice(None, [0, 1]) is None
+    assert permutation.original_choice("B", [2, 0, 1, 3]) == 0
+    assert permutation.original_choice(None, [0, 1]) is None
 
 
 def _rows(spec: list[tuple[str, int, str | None, str, int | None, bool]]) -> list[dict[str, Any]]:
-    return [{"group_id": g, "perm_index": j, "pred": pred, "answer": gold, "chosen": chosen, "correct": ok}
-            for g, j, pred, gold, chosen, ok in spec]
+    return [{"group_id": g, "perm_index": j, "pred": pred, "answer": gold, "chosen": chosen, "correct": ok,
+             "permutation": [0, 1, 2]} for g, j, pred, gold, chosen, ok in spec]
+
+
+def _aggregate(metric: str, rows: list[dict[str, Any]]) -> float:
+    """What lmms-eval does: collect each row's view of `metric` (rows that return none are absent), aggregate."""
+    items = [permutation_metrics.views(row)[metric] for row in rows if metric in permutation_metrics.views(row)]
+    return float(getattr(permutation_metrics, metric)(items))
 
 
 # two questions, three permutations each; the model always answers "A"
@@ -98,16 +104,37 @@ ROBUST = _rows([
     ("orig_acc", ROBUST, 50.0), ("circular_acc", ROBUST, 50.0), ("consistency", ROBUST, 50.0),
     ("flip_rate", ROBUST, 25.0), ("perm_std_acc", ROBUST, 0.0),
 ], ids=lambda v: v if isinstance(v, str) else "")
-def test_robustness_metrics(metric: str, items: list[dict[str, Any]], expected: float) -> None:
-    assert getattr(robustness, metric)(items) == pytest.approx(expected)
+def test_permutation_metrics(metric: str, items: list[dict[str, Any]], expected: float) -> None:
+    assert _aggregate(metric, items) == pytest.approx(expected)
 
 
 def test_letter_bias_test_flags_a_constant_answer() -> None:
-    assert robustness.letter_bias_p(ALWAYS_A * 10) < 1e-6
-    assert robustness.letter_bias_p(ROBUST * 10) > 0.05
+    assert _aggregate("letter_bias_p", ALWAYS_A * 10) < 1e-6
+    assert _aggregate("letter_bias_p", ROBUST * 10) > 0.05
 
 
 def test_metrics_are_order_independent_and_nan_when_empty() -> None:
-    assert robustness.flip_rate(list(reversed(ROBUST))) == robustness.flip_rate(ROBUST)
-    assert all(math.isnan(getattr(robustness, m)([])) for m in robustness.METRICS if m != "letter_bias_p")
-    assert math.isnan(robustness.letter_bias_p([]))
+    assert _aggregate("flip_rate", list(reversed(ROBUST))) == _aggregate("flip_rate", ROBUST)
+    names = (*permutation_metrics.METRICS, "orig_acc")
+    assert all(math.isnan(getattr(permutation_metrics, m)([])) for m in names)
+
+
+def _always_a_circular(n_options: int, question: str, gold: int) -> list[dict[str, Any]]:
+    """An always-"A" model on one question under every rotation of its `n_options` options."""
+    rows = []
+    for j, order in enumerate(permutation.slot_permutations(n_options, "circular", question)):
+        gold_letter = "ABCDE"[order.index(gold)]
+        rows.append({"group_id": question, "perm_index": j, "pred": "A", "answer": gold_letter,
+                     "chosen": order[0], "correct": gold_letter == "A", "permutation": list(order)})
+    return rows
+
+
+def test_mixed_option_counts_weigh_every_question_the_same() -> None:
+    """Always "A" under circular scores exactly the mean over questions of 1 / (shown options)."""
+    rows = _always_a_circular(5, "five", 3) + _always_a_circular(4, "four", 1) + _always_a_circular(2, "two", 0)
+    assert _aggregate("perm_mean_acc", rows) == pytest.approx(100 * (1 / 5 + 1 / 4 + 1 / 2) / 3)
+    runs = permutation_metrics.run_accuracies(rows)
+    assert len(runs) == 20  # lcm(5, 4, 2): every order of every question appears equally often
+    assert sum(runs) / len(runs) == pytest.approx(_aggregate("perm_mean_acc", rows))
+    # orig_acc is returned by order-0 rows only: lmms-eval's subtask size is then the number of questions
+    assert len([row for row in rows if "orig_acc" in permutation_metrics.views(row)]) == 3

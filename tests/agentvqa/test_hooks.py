@@ -12,11 +12,12 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.adapters import frames
-from lmms_agentic.adapters.records import agentvqa as records
 from lmms_agentic.adapters.schema import RecordError
-from lmms_agentic.tasks.agentvqa import hooks
+from lmms_agentic.tasks.agentvqa import hooks, records
 
-from ..conftest import SNAPSHOTS
+from ..conftest import placeholder
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 TASKS = Path(lmms_agentic.tasks_dir()) / "agentvqa"
 MINI = TASKS / "data" / "mini"
@@ -31,7 +32,7 @@ def _config(task: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def manifest() -> datasets.Dataset:
-    return datasets.Dataset.from_list([json.loads((TASKS / "source.json").read_text())])
+    return placeholder("agentvqa")
 
 
 def _docs(task: str, manifest: datasets.Dataset) -> datasets.Dataset:
@@ -87,7 +88,7 @@ def test_frames_mode_gives_32_frames_and_logs_them(manifest: datasets.Dataset) -
     doc = next(row for row in _docs("agentvqa_egocentric_videos", manifest) if row["id"] == "vsibench_0001")
     messages = hooks.doc_to_messages(doc, _kwargs("agentvqa_egocentric_videos"))
     assert [c["type"] for c in messages[0]["content"]] == ["image"] * 32 + ["text"]
-    video = hooks.payload(doc, ["C"])["video"]
+    video = hooks.record(doc, ["C"])["video"]
     assert video["video"] == "videos/kitchen_walk.mp4" and video["n_frames"] == 32 and video["total_frames"] == 100
     assert video["indices"][:4] == [0, 3, 6, 10] and video["decoder"] == "decord"
 
@@ -117,11 +118,11 @@ def test_media_path_escaping_the_dataset_is_rejected(manifest: datasets.Dataset)
 
 def test_payload(manifest: datasets.Dataset) -> None:
     doc = next(row for row in _docs("agentvqa_coords_norm1000_yx_web_agents", manifest) if row["id"] == "aitw_0001")
-    record = hooks.payload(doc, ["The next action is to tap the button, so the answer is A."])
+    record = hooks.record(doc, ["The next action is to tap the button, so the answer is A."])
     assert (record["pred"], record["rule"], record["correct"]) == ("A", "declaration", True)
     assert record["coord_convention"] == "norm1000_yx" and record["with_history"] is True
-    assert hooks.payload(doc, ["tap (789, 750)"])["pred"] == "A"  # echoed option in the run's convention
-    assert hooks.payload(doc, ["[LMMS_EVAL_REQUEST_FAILED after 3 retries]"])["request_failed"] is True
+    assert hooks.record(doc, ["tap (789, 750)"])["pred"] == "A"  # echoed option in the run's convention
+    assert hooks.record(doc, ["[LMMS_EVAL_REQUEST_FAILED after 3 retries]"])["request_failed"] is True
 
 
 def test_renamed_column_is_fixed_by_editing_the_field_map_only(tmp_path: Path, manifest: datasets.Dataset,
@@ -135,7 +136,7 @@ def test_renamed_column_is_fixed_by_editing_the_field_map_only(tmp_path: Path, m
     monkeypatch.setenv("LMMS_AGENTIC_DATA", str(tmp_path))
     expected = r"missing source \(column 'source_dataset'\).*unexpected \['source'\]"
     with pytest.raises(records.SchemaError, match=expected):
-        hooks.load_docs(manifest)
+        hooks.all_docs()
     monkeypatch.setitem(records.FIELD_MAP, "source", "source")  # the one-line fix
-    docs = hooks.load_docs(manifest)
+    docs = hooks.all_docs()
     assert len(docs) == 15 and "aitw" in docs["source"]

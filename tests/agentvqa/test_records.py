@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.records import agentvqa
-from lmms_agentic.adapters.records.agentvqa_sources import adapter_for
 from lmms_agentic.adapters.schema import RecordError
+from lmms_agentic.tasks.agentvqa import records as agentvqa
+from lmms_agentic.tasks.agentvqa.sources import adapter_for
 
 
 def _row(**changes: Any) -> dict[str, Any]:

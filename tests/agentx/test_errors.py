@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.adapters.trace_errors: every §8 rule (agentx.md) and tool_call_stats.
+"""Table-driven tests for lmms_agentic.tasks.agentx.errors: every rule of the error taxonomy and tool_call_stats.
 
 Records are prediction-file records ({"query", "filename", **model_json}).  Keyword checks force the documented
 approximation (use_spacy=False) so the results do not depend on what is installed.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.trace_errors import (
+from lmms_agentic.tasks.agentx.errors import (
     CATEGORIES,
     STOP_WORDS,
     classify,
@@ -20,8 +20,8 @@ from lmms_agentic.adapters.trace_errors import (
     is_empty_value,
     tool_call_stats,
 )
-from lmms_agentic.adapters.traces import parse_trace
 from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
+from lmms_agentic.tasks.agentx.trace import parse_trace
 
 ANSWER = {"value": "The red line", "justification": "The red line rises fastest and overtakes the others."}
 

@@ -14,6 +14,8 @@ import lmms_agentic
 from lmms_agentic.adapters.schema import RecordError
 from lmms_agentic.tasks.agentx import hooks, protocol
 
+from ..conftest import placeholder
+
 TASKS = Path(lmms_agentic.tasks_dir()) / "agentx"
 MINI = TASKS / "data" / "mini"
 KWARGS = {"video_mode": "frames", "n_frames": 8, "system_role": True}
@@ -21,18 +23,18 @@ KWARGS = {"video_mode": "frames", "n_frames": 8, "system_role": True}
 
 @pytest.fixture(scope="module")
 def manifest() -> datasets.Dataset:
-    return datasets.Dataset.from_list([json.loads((TASKS / "source.json").read_text())])
+    return placeholder("agentx")
 
 
 @pytest.fixture(scope="module")
 def docs(manifest: datasets.Dataset) -> dict[str, dict[str, Any]]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMMS_AGENTIC_DATA", "mini")
-        return {row["id"]: row for row in hooks.load_docs(manifest)}
+        return {row["id"]: row for row in hooks.all_docs()}
 
 
 def test_generative_tasks_are_chosen_by_key(manifest: datasets.Dataset, docs: dict[str, Any]) -> None:
-    assert sorted(k for k, d in docs.items() if d["is_generative"]) == ["1", "8"]  # real ids 1 and 8 of spec §7
+    assert sorted(k for k, d in docs.items() if d["is_generative"]) == ["1", "8"]  # real generative ids 1 and 8
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMMS_AGENTIC_DATA", "mini")
         assert len(hooks.docs_text_answer(manifest)) == 8 and len(hooks.docs_generative(manifest)) == 2
@@ -50,7 +52,7 @@ def test_messages_follow_the_released_layout(docs: dict[str, Any]) -> None:
 
 def test_video_gets_eight_labelled_frames_logged_per_sample(docs: dict[str, Any]) -> None:
     user = hooks.doc_to_messages(docs["5"], KWARGS)[1]["content"]
-    video = hooks.payload(docs["5"], [""], judge=False)["video"]
+    video = hooks.record(docs["5"], [""], judge=False)["video"]
     assert video["n_frames"] == 8 and video["indices"] == [0, 4, 8, 12, 17, 21, 25, 29] and video["total_frames"] == 30
     assert [c["text"] for c in user if c["type"] == "text"][:3] == ["Frame1:", "Frame2:", "Frame3:"]
     assert sum(c["type"] == "image" for c in user) == 8
@@ -87,19 +89,19 @@ def _model_reply(doc: dict[str, Any]) -> str:
 
 
 def test_payload_of_a_good_trace(docs: dict[str, Any]) -> None:
-    record = hooks.payload(docs["0"], [_model_reply(docs["0"])], judge=False)
+    record = hooks.record(docs["0"], [_model_reply(docs["0"])], judge=False)
     assert record["parse_failure"] is None and record["format_ok"] and record["n_steps"] == 2
     assert record["toolset_f1_prog"] == 1.0 and record["exact_match"] is True
     assert not any(record["errors"].values())
     json.dumps(record)
     # a purely numeric GT answer has no keywords, so the notebook's keyword check flags it (any([]) is False)
-    assert hooks.payload(docs["3"], [_model_reply(docs["3"])], judge=False)["errors"]["misinterpreting_visual_content"]
+    assert hooks.record(docs["3"], [_model_reply(docs["3"])], judge=False)["errors"]["misinterpreting_visual_content"]
 
 
 @pytest.mark.parametrize(("reply", "failure"), [("", "no_output"), ("I cannot see the image.", "invalid_json"),
                                                 ("[LMMS_EVAL_REQUEST_FAILED after 3 retries]", "no_output")])
 def test_payload_of_bad_output_is_classified(docs: dict[str, Any], reply: str, failure: str) -> None:
-    record = hooks.payload(docs["0"], [reply], judge=False)
+    record = hooks.record(docs["0"], [reply], judge=False)
     assert record["parse_failure"] == failure and record["toolset_f1_prog"] == 0.0
     assert record["prediction"]["final_answer"] == {"value": "", "justification": ""}  # the judged empty record
 
@@ -112,5 +114,5 @@ def test_malformed_task_names_key_and_field(tmp_path: Path, manifest: datasets.D
     (copy / "data.json").write_text(json.dumps(data))
     with pytest.MonkeyPatch.context() as patch, pytest.raises(RecordError) as error:
         patch.setenv("LMMS_AGENTIC_DATA", str(tmp_path))
-        hooks.load_docs(manifest)
+        hooks.all_docs()
     assert "agentx record '7', field 'final_answer'" in str(error.value)

@@ -23,14 +23,14 @@ from lmms_agentic.judges import (
     JudgeConfig,
     fence,
 )
-from lmms_agentic.judges import agentx as ax
-from lmms_agentic.judges import agentx_prompts as prompts
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply, fixed
+from lmms_agentic.tasks.agentx import judge as ax
+from lmms_agentic.tasks.agentx import judge_prompts as prompts
 
 Serve = Callable[..., ScriptedJudgeServer]
 Make = Callable[..., JudgeClient]
 
-# agentx.md §5.5: (characters, SHA-256 over UTF-8).  A mismatch is a transcription error in agentx_prompts.py.
+# (characters, SHA-256 over UTF-8) of the released prompts.  A mismatch is a transcription error in judge_prompts.py.
 DIGESTS = {
     "GROUNDING_ACCURACY": (1821, "e04835e2ea5f942ef93065d665e53c443f76cf925bc885975dc85078034f6f32"),
     "PRECISION_SCORE": (1649, "4d7093346be6fa1ba7d54d627e80b105fbde1ea44d7e73b927ac4fda0d6744e7"),
@@ -111,7 +111,7 @@ def test_templates_are_versioned_verbatim_and_fence_every_field() -> None:
         ax.template("goal_accuray", "claude")
 
 
-# ---------------------------------------------------------------- serialisation (§5.1, §5.8)
+# ---------------------------------------------------------------- serialisation
 GT_GPT = ("{'query': 'How many cats?', 'GT reasoning steps': [{'step': 1, 'task': 'count', 'tool': 'ObjectCounter', "
           "'output': '2', 'thought': \"it's two\"}], 'GT final answer': {'value': '2', 'justification': 'counted'}}")
 STEPS_GPT = ("[{'step': 1, 'task': 'count', 'tool_used': 'ObjectCounter', 'tool_output': '2', "
@@ -194,7 +194,7 @@ def test_sent_user_message_is_the_released_template_with_fences() -> None:
     assert "\nquery_type: <<<DATA query_type " in qwen and "\n  \"value\": \"2 cats\",\n" in qwen  # no flattening
 
 
-# ---------------------------------------------------------------- score parsing (§5.6)
+# ---------------------------------------------------------------- score parsing
 @pytest.mark.parametrize(("reply", "expected"), [
     (GOOD, 0.75),  # single-quoted dict with a double-quoted justification: ast.literal_eval
     ("{'Score': '0.75', 'Justification': 'the agent's steps match'}", 0.75),  # literal_eval fails: regex fallback
@@ -377,7 +377,7 @@ def test_default_style_follows_the_client_model(serve: Serve, make_client: Make,
 def test_import_does_no_work() -> None:
     code = (
         "import gc, threading, httpx\n"
-        "import lmms_agentic.judges.agentx, lmms_agentic.tasks.agentx.metrics\n"
+        "import lmms_agentic.tasks.agentx.judge, lmms_agentic.tasks.agentx.metrics\n"
         "assert not [o for o in gc.get_objects() if isinstance(o, httpx.Client)]\n"
         "assert threading.active_count() == 1\n"
         "import lmms_agentic.judges.client as c; assert c._default is None\n"

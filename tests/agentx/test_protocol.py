@@ -1,4 +1,4 @@
-"""Agent-X protocol data: verbatim strings pinned by the agentx.md §5.5 digests, counts, instruction assembly.
+"""Agent-X protocol data: verbatim strings pinned by SHA-256 digests, counts, instruction assembly.
 
 A digest mismatch means a transcription error: fix the transcription, never the expected digest.
 """
@@ -102,7 +102,7 @@ def test_template_details() -> None:
     assert FORMAT_BLOCK_GPT.startswith('\n    "reasoning_step_format": [')
     assert FORMAT_BLOCK_GPT.endswith("            }\n        }\n")
     assert '"Provide a justification for the final answer."    \n' in FORMAT_BLOCK_GPT
-    assert '"tool": "Scene Segmentation Tool"' in FORMAT_BLOCK_GPT  # the example's own `tool` key (§4.2)
+    assert '"tool": "Scene Segmentation Tool"' in FORMAT_BLOCK_GPT  # the example's own `tool` key
 
 
 def test_instruction_assembly() -> None:

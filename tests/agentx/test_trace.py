@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.adapters.traces (agentx.md §4.5-4.6, §5.9, §10).
+"""Table-driven tests for lmms_agentic.tasks.agentx.trace.
 
 Every case pins the parse path and the failure class plus the fields that matter for it; every case also checks
 that the result is JSON-able.  Case ids read "<what>__<expected>".
@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.traces import (
+from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
+from lmms_agentic.tasks.agentx.trace import (
     FAILURES,
     MAX_DEPTH,
     ParsedTrace,
@@ -22,7 +23,6 @@ from lmms_agentic.adapters.traces import (
     parse_trace,
     toolset_scores,
 )
-from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
 
 
 def parse(text: object) -> ParsedTrace:

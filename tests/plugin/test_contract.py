@@ -1,4 +1,7 @@
-"""Contract tests for every task YAML, using lmms-eval's own loader (see shared/specs/harness.md §1-§5)."""
+"""Contract tests for every task YAML of every benchmark folder, using lmms-eval's own loader.
+
+Nothing here names a benchmark: namespaces, required prompt kwargs and MCQ status come from each folder's
+`benchmark.json`, so a new benchmark is checked as soon as its folder exists."""
 
 from __future__ import annotations
 
@@ -12,17 +15,17 @@ import pytest
 import yaml
 
 import lmms_agentic
+from lmms_agentic.adapters import benchmarks
 
 TASKS_DIR = Path(lmms_agentic.tasks_dir())
-YAMLS = sorted(TASKS_DIR.rglob("*.yaml"))
-TEMPLATES = sorted(p for p in TASKS_DIR.rglob("*_yaml") if p.is_file())
-NAMESPACES = ("robovista", "agentvqa", "agentx")
-REQUIRED_KWARGS = {
-    "robovista": {"protocol", "system_prompt", "suffix", "confidence_request", "icl_system_prompt", "icl_reasoning",
-                  "image_preprocess", "system_role"},
-    "agentvqa": {"history_header", "post_prompt", "video_mode", "n_frames"},
-    "agentx": {"video_mode", "n_frames", "system_role"},
-}
+BENCHMARKS = benchmarks.all_benchmarks()
+YAMLS = sorted(p for b in BENCHMARKS.values() for p in b.folder.rglob("*.yaml"))
+TEMPLATES = sorted(p for b in BENCHMARKS.values() for p in b.folder.rglob("*_yaml") if p.is_file())
+NAMESPACES = tuple(BENCHMARKS)
+
+
+def _benchmark(path: Path) -> benchmarks.Benchmark:
+    return BENCHMARKS[path.relative_to(TASKS_DIR).parts[0]]
 
 
 class _Raw(yaml.SafeLoader):
@@ -95,38 +98,65 @@ def test_leaf_task_config_is_complete(path: Path) -> None:
     generation = config["generation_kwargs"]
     assert {"until", "temperature", "do_sample", "max_new_tokens"} <= set(generation), path.name
     assert generation["do_sample"] is (generation["temperature"] > 0), "sampling must match the temperature"
-    benchmark = path.relative_to(TASKS_DIR).parts[0]
     for backend, entry in config["lmms_eval_specific_kwargs"].items():
         # a backend entry replaces 'default' wholesale: every entry must restate every key
-        assert set(entry) == REQUIRED_KWARGS[benchmark], f"{path.name}: {backend}"
+        assert set(entry) == _benchmark(path).required_kwargs, f"{path.name}: {backend}"
     for hook in ("doc_to_text", "doc_to_target", "doc_to_visual", "doc_to_messages", "process_docs",
                  "process_results"):
         assert callable(config[hook]), f"{path.name}: {hook}"
 
 
+def _docs(config: dict[str, Any]) -> datasets.Dataset:
+    """The documents lmms-eval builds: the placeholder the YAML names, through the task's process_docs."""
+    placeholder = datasets.load_dataset("json", data_files=config["dataset_kwargs"]["data_files"],
+                                        split=config["test_split"])
+    return config["process_docs"](placeholder)
+
+
 @pytest.mark.parametrize("path", _leaf_tasks(), ids=lambda p: p.name)
 def test_metric_list_matches_process_results_keys(path: Path, mini_env: None) -> None:
+    """Every metric of the list gets a value from every document (none missing, none extra), the first one carries
+    the sample record (it names the benchmark and the item), and every aggregation takes the gathered values."""
     config = _full(path)
-    source = TASKS_DIR / path.relative_to(TASKS_DIR).parts[0] / "source.json"
-    manifest = datasets.load_dataset("json", data_files=str(source), split="train")
-    doc = dict(config["process_docs"](manifest)[0])
-    keys = set(config["process_results"](doc, ["B"]))
+    docs = _docs(config)
     names = [m["metric"] for m in config["metric_list"]]
-    assert keys == set(names), f"{path.name}: metrics {sorted(names)} vs payload keys {sorted(keys)}"
+    first = dict(docs[0])  # order 0 of a question: permutation tasks return `orig_acc` only there
+    returned = config["process_results"](first, ["B"])
+    assert set(returned) == set(names), f"{path.name}: metrics {sorted(names)} vs returned keys {sorted(returned)}"
+    record = returned[names[0]]
+    assert record["benchmark"] == _benchmark(path).name and record["id"] == str(first["id"])
+    others = [value for name, value in returned.items() if name != names[0] and isinstance(value, dict)]
+    assert all("id" not in value for value in others), "views never repeat the record"
     for metric in config["metric_list"]:
         assert callable(metric["aggregation"]) and len(inspect.signature(metric["aggregation"]).parameters) == 1
+        value = metric["aggregation"]([returned[metric["metric"]]])
+        assert isinstance(value, float), (path.name, metric["metric"])
+
+
+def _all_metric_names() -> set[str]:
+    names: set[str] = set()
+    for path in _leaf_tasks():
+        names.update(m["metric"] for m in _raw(path).get("metric_list") or [])
+    for template in TEMPLATES:
+        names.update(m["metric"] for m in _raw(template).get("metric_list") or [])
+    return names
 
 
 def test_metric_names_are_not_substrings_of_each_other() -> None:
     """lmms-eval matches group metrics by substring: a group metric must match only itself."""
-    from lmms_agentic.tasks.agentvqa import metrics as agentvqa_metrics
-    from lmms_agentic.tasks.robovista import metrics
-
-    names = (*metrics.ICL_METRICS, *agentvqa_metrics.COMMON, *agentvqa_metrics.SOURCE_METRICS)
+    names = _all_metric_names()
+    assert len(names) > 20
     for group_path in [p for p in YAMLS if "group" in _raw(p)]:
         for entry in _raw(group_path)["aggregate_metric_list"]:
             clashes = [n for n in names if entry["metric"] in n and n != entry["metric"]]
             assert not clashes, f"{group_path.name}: {entry['metric']} also matches {clashes}"
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_manifest_demo_tasks_exist(name: str) -> None:
+    benchmark = BENCHMARKS[name]
+    for task in (*benchmark.demo_tasks, *benchmark.tiny_vlm_tasks, benchmark.name):
+        assert task in benchmark.task_files(), f"{name}: benchmark.json names unknown task {task}"
 
 
 def test_task_names_are_unique_across_files() -> None:

@@ -43,10 +43,10 @@ def test_judge_fallback_is_cached_and_logged(tmp_path: Path) -> None:
         second = run_lmms_eval(ARGS, tmp_path / "second", env=_env(server, tmp_path / "cache"))
         second.assert_ok()
         assert server.request_count == sent, "the rerun must be served from the judge cache"
-    samples = [s["strict_acc"] for s in first.samples("robovista_cot")]
+    samples = first.records("robovista_cot")
     # identical asks (same question, options and response) are sent once and served from the cache after
     assert sent == len({s["judge"]["request_key"] for s in samples}) >= 15
-    assert {(s["extraction_path"], s["pred_strict"], s["pred"]) for s in samples} == {("judge", "B", None)}
+    assert {(s["extraction_path"], s["pred"], s["pred_parity"]) for s in samples} == {("judge", "B", None)}
     assert samples[0]["judge"]["judge_model"] and samples[0]["judge"]["template_id"] == "mcq_fallback"
     gold_b = 100.0 * sum(s["answer"] == "B" for s in samples) / len(samples)
     assert first.results["results"]["robovista_cot"]["strict_acc,none"] == pytest.approx(gold_b)
@@ -62,10 +62,10 @@ def test_a_third_of_judge_calls_failing_leaves_them_unscored_and_counted(tmp_pat
     with ScriptedJudgeServer(flaky) as server:
         run = run_lmms_eval(ARGS, tmp_path / "out", env=_env(server, tmp_path / "cache"))
     run.assert_ok()
-    samples = [s["strict_acc"] for s in run.samples("robovista_cot")]
+    samples = run.records("robovista_cot")
     failed = [s for s in samples if s["no_answer_reason"] == "transport_error"]
     assert 0 < len(failed) < len(samples)
-    assert all(s["pred_strict"] is None and s["extraction_path"] == "none" for s in failed)
-    assert all(s["pred_strict"] == "B" for s in samples if s not in failed)
+    assert all(s["pred"] is None and s["extraction_path"] == "none" for s in failed)
+    assert all(s["pred"] == "B" for s in samples if s not in failed)
     rate = run.results["results"]["robovista_cot"]["no_answer_rate,none"]
     assert rate == pytest.approx(100.0 * len(failed) / len(samples))

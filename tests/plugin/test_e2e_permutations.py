@@ -42,6 +42,36 @@ def test_dummy_has_zero_circular_accuracy_and_a_flagged_letter_a(one_process: Cl
         assert row["letter_bias_p,none"] < 0.05
 
 
+def test_always_a_scores_the_mean_of_one_over_the_option_count_at_task_and_group_level(one_process: CliRun) -> None:
+    """RoboVista mixes 5-option questions with one whose option slot is empty (4 shown): each question weighs the
+    same, so "always A" under `circular` scores exactly mean(1 / shown options), per task and for the group; the
+    group's other question-level metrics are the exact pooled values too."""
+    import json
+
+    from lmms_agentic.tasks.robovista import hooks
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LMMS_AGENTIC_DATA", "mini")
+        docs = hooks.all_docs()
+    shown = {row["id"]: sum(bool(o) for o in row["options"]) for row in docs.select_columns(["id", "options"])}
+    domain = dict(zip(docs["id"], docs["domain"], strict=True))
+    assert len(set(shown.values())) > 1, "the mini split must mix option counts"
+    results = one_process.results["results"]
+    expected = 100 * sum(1 / n for n in shown.values()) / len(shown)
+    assert results["robovista_circular"]["perm_mean_acc,none"] == pytest.approx(expected, abs=1e-9)
+    for task in one_process.results["group_subtasks"]["robovista_circular"]:
+        ids = [i for i in shown if f"robovista_{domain[i]}_circular" == task
+               or (domain[i] == "unknown" and task == "robovista_unlabeled_circular")]
+        assert results[task]["perm_mean_acc,none"] == pytest.approx(100 * sum(1 / shown[i] for i in ids) / len(ids))
+    pooled = one_process.records("robovista_agriculture_circular")  # a subtask's records carry every field
+    assert all("group_id" in r for r in pooled)
+    gold_a = [r for t in one_process.results["group_subtasks"]["robovista_circular"] for r in one_process.records(t)
+              if r["perm_index"] == 0]
+    assert results["robovista_circular"]["orig_acc,none"] == pytest.approx(
+        100 * sum(r["answer"] == "A" for r in gold_a) / len(gold_a), abs=1e-9)
+    assert json.dumps(results["robovista_circular"])  # plain numbers
+
+
 @pytest.fixture(scope="module")
 def scripted_one_process(tmp_path_factory: pytest.TempPathFactory) -> CliRun:
     run = run_lmms_eval(["--model", "agentic_scripted", "--tasks", TASKS], tmp_path_factory.mktemp("s1"), env=ENV)
@@ -71,5 +101,5 @@ def test_two_processes_give_identical_metrics(scripted_one_process: CliRun, tmp_
             assert (nan and math.isnan(other)) if nan else value == other, f"{task} {key}: {value} vs {other}"
     for task in ("agentvqa_web_agents_perm5", "robovista_cot_circular"):
         if list(tmp_path.rglob(f"*_samples_{task}.jsonl")):
-            ids = sorted(s["orig_acc"]["id"] for s in two.samples(task))
-            assert ids == sorted(s["orig_acc"]["id"] for s in scripted_one_process.samples(task))
+            ids = [r["id"] for r in two.records(task)]
+            assert ids == [r["id"] for r in scripted_one_process.records(task)]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -34,6 +34,8 @@ def test_nothing_generic_lands_at_the_top_level(wheel_names: set[str]) -> None:
 
 
 def test_every_task_file_travels_in_the_wheel(wheel_names: set[str]) -> None:
+    """Data travels through package-data globs: no `__init__.py` is needed in data folders."""
+    assert not [p for p in (REPO / "tasks").rglob("__init__.py") if "data" in p.parts or "permutations" in p.parts]
     expected = set()
     for path in (REPO / "tasks").rglob("*"):
         if path.is_file() and "__pycache__" not in path.parts:
@@ -45,7 +47,11 @@ def test_every_task_file_travels_in_the_wheel(wheel_names: set[str]) -> None:
 @pytest.mark.parametrize("name", [
     "lmms_agentic/tasks/robovista/_default_template_yaml",
     "lmms_agentic/tasks/robovista/robovista.yaml",
-    "lmms_agentic/tasks/robovista/source.json",
+    "lmms_agentic/tasks/robovista/benchmark.json",
+    "lmms_agentic/tasks/robovista/reference.csv",
+    "lmms_agentic/tasks/robovista/permutations/_circular_yaml",
+    "lmms_agentic/tasks/robovista/permutations/circular.json",
+    "lmms_agentic/tasks/agentvqa/data/mini/videos/kitchen_walk.mp4",
     "lmms_agentic/tasks/robovista/README.md",
     "lmms_agentic/tasks/robovista/data/mini/data/train-00000-of-00001.parquet",
     "lmms_agentic/adapters/extract.py",

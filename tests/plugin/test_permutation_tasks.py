@@ -1,4 +1,4 @@
-"""Permutation task variants: generated files in sync, prefix-cache-friendly prompts, decode once, payloads."""
+"""Permutation tasks: generated files in sync, prefix-cache-friendly prompts, decode once, records."""
 
 from __future__ import annotations
 
@@ -11,23 +11,29 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.adapters import media
-from lmms_agentic.permuted import load_task
-from lmms_agentic.variants import render_all
+from lmms_agentic.permutations import load_task, render_all
 
 TASKS = Path(lmms_agentic.tasks_dir())
 
 
-def test_generated_variants_match_the_generator() -> None:
-    """Run `python -m lmms_agentic variants` after adding or changing an MCQ task."""
+def test_generated_permutation_tasks_match_the_generator() -> None:
+    """Run `python -m lmms_agentic permutations` after adding or changing an MCQ task."""
     rendered = render_all()
-    committed = {p.relative_to(TASKS) for p in TASKS.glob("*/permuted/*.yaml")}
-    assert committed == set(rendered), "stale or missing variant files: run `python -m lmms_agentic variants`"
+    committed = {p.relative_to(TASKS) for p in TASKS.glob("*/permutations/*") if p.is_file()}
+    assert committed == set(rendered), "stale or missing files: run `python -m lmms_agentic permutations`"
     for path, text in rendered.items():
         assert (TASKS / path).read_text() == text, f"{path} differs from the generator's output"
 
 
+def test_generated_task_files_are_short() -> None:
+    """The shared metric list lives in one template per benchmark and mode; a task file is a few lines."""
+    for path in TASKS.glob("*/permutations/*.yaml"):
+        if "group:" not in path.read_text():
+            assert len(path.read_text().splitlines()) <= 4, path
+
+
 def test_every_mcq_task_and_group_has_both_variants() -> None:
-    names = {p.stem for p in TASKS.glob("*/permuted/*.yaml")}
+    names = {p.stem for p in TASKS.glob("*/permutations/*.yaml")}
     for base in ("robovista", "robovista_cot", "robovista_icl", "agentvqa", "agentvqa_web_agents_nohistory",
                  "agentvqa_coords_norm1000_yx"):
         assert {f"{base}_circular", f"{base}_perm5"} <= names
@@ -85,10 +91,13 @@ def test_shared_media_of_a_group_are_decoded_once() -> None:
     assert stats["hits"] == len(docs) - 21
 
 
-def test_permuted_payload_maps_the_choice_back_to_the_original_option() -> None:
+def test_permuted_record_maps_the_choice_back_to_the_original_option() -> None:
     config, docs = _load("agentvqa_games_circular")
     doc = next(d for d in docs if d["group_id"] == "gameqa_0001" and d["perm_index"] == 1)
-    record = config["process_results"](doc, ["A"])["circular_acc"]
+    record = config["process_results"](doc, ["A"])["perm_mean_acc"]  # the first metric carries the record
     assert record["permutation"] == [1, 2, 3, 0] and record["chosen"] == 1  # "A" now shows original option B
     assert record["gold_original"] == 1 and record["correct"] is True and record["group_id"] == "gameqa_0001"
-    assert set(config["process_results"](doc, ["A"])) == {m["metric"] for m in config["metric_list"]}
+    names = {m["metric"] for m in config["metric_list"]}
+    assert set(config["process_results"](doc, ["A"])) == names - {"orig_acc"}  # order 1: no orig_acc value
+    original = next(d for d in docs if d["group_id"] == "gameqa_0001" and d["perm_index"] == 0)
+    assert set(config["process_results"](original, ["A"])) == names

@@ -1,4 +1,7 @@
-"""Run report: pooling a group's sample files, letter shares, calibration column, charts."""
+"""Run report: pooling a group's sample files, letter shares, calibration column, charts.
+
+The runs are hand-written lmms-eval output folders whose records name a real benchmark (AgentVQA: percent scale,
+headline counts `correct`); the report learns everything else from that benchmark's manifest."""
 
 from __future__ import annotations
 
@@ -9,9 +12,8 @@ from lmms_agentic.report import collect, summary, write_report
 
 
 def _payload(i: int, domain: str, correct: bool, confidence: float | None) -> dict[str, object]:
-    return {"id": f"q{i}", "domain": domain, "correct": correct, "correct_strict": correct,
-            "pred": "A" if correct else None, "pred_strict": "A" if correct else None, "answer": "A",
-            "confidence": confidence, "ability_split": "SC"}
+    return {"benchmark": "agentvqa", "id": f"q{i}", "domain": domain, "source": "aitw", "correct": correct,
+            "pred": "A" if correct else None, "answer": "A", "confidence": confidence}
 
 
 def _write_run(folder: Path) -> None:
@@ -25,7 +27,8 @@ def _write_run(folder: Path) -> None:
             "bench_y": [_payload(2, "y", True, None)],
             "bench_conf": [_payload(3, "x", True, 0.9), _payload(4, "x", False, None)]}
     for task, payloads in rows.items():
-        lines = [json.dumps({"doc_id": n, "score_a": p, "score_b": p}) for n, p in enumerate(payloads)]
+        lines = [json.dumps({"doc_id": n, "accuracy": p, "no_answer_rate": {"score": 0.0}})
+                 for n, p in enumerate(payloads)]
         (folder / f"{stamp}_samples_{task}.jsonl").write_text("\n".join(lines) + "\n")
 
 
@@ -39,10 +42,10 @@ def test_report_table_chart_and_summary(tmp_path: Path) -> None:
     _write_run(tmp_path)
     path, text = write_report(tmp_path)
     assert path.name == "20260101_000000_report.md" and path.read_text() == text
-    assert "| bench | 3 | 61.0 | 66.7 [0.0, 100.0] | 66.7 | 33.3 | - | A 100% | A 67%, none 33% |" in text
-    assert "| bench_conf | 2 | - | 50.0 [0.0, 100.0] | 50.0 | 50.0 | 10.0 (1/2 stated) |" in text
+    assert "| bench | 3 | 61.0 | 66.7 [0.0, 100.0] | - | 33.3 | - | A 100% | A 67%, none 33% |" in text
+    assert "| bench_conf | 2 | - | 50.0 [0.0, 100.0] | - | 50.0 | 10.0 (1/2 stated) |" in text
     assert "| bench | domain | x | 2 | 50.0 |" in text
-    assert (tmp_path / "20260101_000000_bench_domains.png").stat().st_size > 1000
+    assert (tmp_path / "20260101_000000_agentvqa_domains.png").stat().st_size > 1000
     assert "## Breakdowns" not in summary(text) and "| bench |" in summary(text)
 
 
@@ -54,9 +57,10 @@ def _write_permuted_run(folder: Path, correct_pattern: list[bool]) -> None:
     lines = []
     for n, ok in enumerate(correct_pattern):
         group, perm = n // 2, n % 2
-        payload = {"id": f"q{group}~circular{perm}", "group_id": f"q{group}", "perm_index": perm, "domain": "x",
+        payload = {"benchmark": "agentvqa", "id": f"q{group}~circular{perm}", "group_id": f"q{group}",
+                   "perm_index": perm, "permutation": [perm, 1 - perm], "domain": "x", "source": "aitw",
                    "correct": ok, "pred": "A", "answer": "A" if ok else "B", "chosen": 0 if ok else perm}
-        lines.append(json.dumps({"doc_id": n, "orig_acc": payload}))
+        lines.append(json.dumps({"doc_id": n, "perm_mean_acc": payload}))
     (folder / f"{stamp}_samples_bench_circular.jsonl").write_text("\n".join(lines) + "\n")
 
 
@@ -68,7 +72,7 @@ def test_robustness_section_and_paired_comparison(tmp_path: Path) -> None:
     _write_permuted_run(tmp_path / "a", [True, False, True, True, False, False, True, True])
     _write_permuted_run(tmp_path / "b", [True, True, True, True, True, True, True, True])
     _, text = write_report(tmp_path / "a")
-    assert "## Option-permutation robustness" in text
+    assert "## Option permutations" in text
     assert "| bench_circular | 4 | 75.0 | 62.5 ± 17.7 | 50.0 [" in text
     table = compare_runs(tmp_path / "a", tmp_path / "b")
     assert "| bench_circular | 8 | 62.5 | 100.0 | +37.5 [" in table and "| 3 | 0 |" in table

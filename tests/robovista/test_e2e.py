@@ -57,7 +57,8 @@ def test_group_counts_every_row_including_unlabeled(dummy_run: CliRun) -> None:
 def test_samples_log_prompts_and_payloads(dummy_run: CliRun) -> None:
     (record,) = [s for s in dummy_run.samples("robovista_icl_seed0") if s["parity_acc"]["id"] == "q_mini_01"]
     payload = record["parity_acc"]
-    assert payload["icl_example_id"] == "q_mini_00" and payload["pred"] == "A" and payload["rule"] == "c_bare"
+    assert payload["icl_example_id"] == "q_mini_00" and payload["pred_parity"] == "A"
+    assert payload["rule_parity"] == "c_bare" and (payload["pred"], payload["rule"]) == ("A", "bare_label")
     assert "=== EXAMPLE ===" in record["input"]
     assert dummy_run.results["versions"]["robovista_cot"] == 1.0
 
@@ -106,7 +107,7 @@ def test_tiny_vlm_runs_through_the_qwen2_5_vl_chat_backend(tmp_path: Path) -> No
         assert sample["token_counts"][0]["output_tokens"] == 6, "the model generated the requested tokens"
         payload = sample["parity_acc"]
         # random text: either no answer (with a reason) or a letter from the rule that fired
-        assert (payload["pred_strict"] is None) == (payload["no_answer_reason"] is not None)
+        assert (payload["pred"] is None) == (payload["no_answer_reason"] is not None)
         assert payload["pred"] is None or payload["rule"] != "none"
     results = run.results["results"]
     assert 0.0 <= results["robovista"]["parity_acc,none"] <= 100.0

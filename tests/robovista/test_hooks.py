@@ -11,7 +11,7 @@ import pytest
 import lmms_agentic
 from lmms_agentic.tasks.robovista import hooks, metrics
 
-from ..conftest import SNAPSHOTS
+SNAPSHOTS = Path(__file__).parent / "snapshots"
 
 TASKS = Path(lmms_agentic.tasks_dir()) / "robovista"
 VARIANTS = ["robovista_agriculture", "robovista_cot", "robovista_confidence", "robovista_icl_seed0",
@@ -101,7 +101,7 @@ def test_visuals_follow_the_declared_preprocessing(robovista_docs: Any, preproce
     assert max(image.size) == max_side
 
 
-@pytest.mark.parametrize(("response", "pred", "pred_strict", "correct", "confidence", "failed"), [
+@pytest.mark.parametrize(("response", "pred_parity", "pred", "correct_parity", "confidence", "failed"), [
     ("B", "B", "B", True, None, False),
     ("A red block is visible. The answer is B.", "B", "B", True, None, False),
     ("A robot arm should pick the green one, so B", "A", "B", False, None, False),
@@ -111,11 +111,13 @@ def test_visuals_follow_the_declared_preprocessing(robovista_docs: Any, preproce
     ("", None, None, False, None, False),
 ], ids=["letter", "article-then-answer", "article-trap-parity", "think-and-confidence", "no-answer",
         "request-failed", "empty"])
-def test_payload(robovista_docs: Any, response: str, pred: str | None, pred_strict: str | None, correct: bool,
-                 confidence: float | None, failed: bool) -> None:
+def test_record(robovista_docs: Any, response: str, pred_parity: str | None, pred: str | None,
+                correct_parity: bool, confidence: float | None, failed: bool) -> None:
+    """`pred` is the strict extractor's letter (one meaning in every benchmark); the runner's is `pred_parity`."""
     doc = dict(robovista_docs[1])  # gold B
-    record = hooks.payload(doc, [response])
-    assert (record["pred"], record["pred_strict"], record["correct"]) == (pred, pred_strict, correct)
+    record = hooks.record(doc, [response])
+    assert (record["pred_parity"], record["pred"], record["correct_parity"]) == (pred_parity, pred, correct_parity)
+    assert record["correct"] is (pred == "B") and record["benchmark"] == "robovista"
     assert record["confidence"] == confidence and record["request_failed"] is failed
     assert record["id"] == "q_mini_01" and record["domain"] == "agriculture"
     json.dumps(record)  # plain data only

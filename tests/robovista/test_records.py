@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.records.robovista import normalise
 from lmms_agentic.adapters.schema import McqDoc, RecordError
+from lmms_agentic.tasks.robovista.records import normalise
 
 
 def _row(**changes: Any) -> dict[str, Any]:

@@ -1,0 +1,129 @@
+"""The per-sample result contract of multiple-choice tasks: one record per document, logged once, plus compact views.
+
+lmms-eval writes every value `process_results` returns into the sample log and hands each metric's aggregation only
+the values returned under that metric's name. So an MCQ task returns:
+
+- under its FIRST metric (the benchmark's headline): the full sample **record** (below), which that metric
+  aggregates through `score`;
+- under every other metric: a compact **view** of the record: `{"score": x}` (x on the metric's scale, 100/0 for a
+  percentage), a small dict of the fields the aggregation needs, or None when the row does not count for that
+  metric (e.g. a per-source accuracy on a row of another source). Views never carry `"score": None`: lmms-eval's
+  CLT standard error (computed from `score`) would fail on it.
+
+Record fields, the same meaning in every MCQ benchmark:
+
+- `benchmark`, `id`: the benchmark and its own stable item id (lmms-eval's `doc_id` is only a row index);
+- `domain`, `source`: labels for breakdowns;
+- `answer`: the gold letter in this row (after any option permutation);
+- `pred`: the letter of the project's strict extractor (or of the LLM-judge fallback when
+  `LMMS_AGENTIC_MCQ_JUDGE=1` and the rules found nothing); None = no answer. Letter-bias metrics use `pred`;
+- `correct`: `pred == answer`;
+- `rule`, `no_answer_reason`, `extraction_path` ("rules" / "judge"), `judge` (the fallback's judge result or None);
+- `request_failed`: the backend returned lmms-eval's `[LMMS_EVAL_REQUEST_FAILED` marker (also a no-answer);
+- `score`: 100 × whether this row counts as correct for the task's first metric (the benchmark's headline field,
+  e.g. RoboVista's `correct_parity`); absent in permutation tasks, whose first metric is question-level;
+- benchmark-specific fields (RoboVista: `pred_parity`, `correct_parity`, `parity_mode`, `confidence`, ...).
+
+Rows of a permutation task (see `adapters.permutation`) add `group_id`, `perm_mode`, `perm_seed`, `perm_index`,
+`permutation`, `chosen` (the original option index that `pred` points to) and `gold_original`, and return the
+permutation metrics' views instead of the task's own (`adapters.permutation_metrics.views`).
+
+`read_record(sample_line)` finds the record in a line of `<ts>_samples_<task>.jsonl` (the value that carries both
+`benchmark` and `id`; views never do).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lmms_agentic.adapters import permutation, permutation_metrics
+from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
+
+Record = dict[str, Any]
+View = Callable[[Mapping[str, Any]], Any]
+ProcessResults = Callable[[Mapping[str, Any], list[Any]], dict[str, Any]]
+
+
+def response_text(results: Sequence[Any]) -> object:
+    """The model's reply for a `generate_until` document (lmms-eval passes a one-element list)."""
+    return results[0] if results else ""
+
+
+def request_failed(response: object) -> bool:
+    return isinstance(response, str) and response.lstrip().startswith(REQUEST_FAILED_PREFIX)
+
+
+def mcq_record(benchmark: str, doc: Mapping[str, Any], response: object, extraction: Any) -> Record:
+    """The contract fields of one MCQ sample; `extraction` is a `judges.mcq_fallback.McqExtraction`."""
+    return {
+        "benchmark": benchmark,
+        "id": str(doc["id"]),
+        "domain": str(doc["domain"]),
+        "source": str(doc["source"]),
+        "answer": str(doc["answer"]),
+        "pred": extraction.letter,
+        "correct": extraction.letter == doc["answer"],
+        "rule": extraction.rule,
+        "no_answer_reason": extraction.reason,
+        "extraction_path": extraction.path,
+        "judge": extraction.judge.as_dict() if extraction.judge is not None else None,
+        "request_failed": request_failed(response),
+    }
+
+
+def score(value: bool | None) -> dict[str, float] | None:
+    """A percentage view: 100 for true, 0 for false, None (not counted) for None."""
+    return None if value is None else {"score": 100.0 if value else 0.0}
+
+
+def field_view(field: str) -> View:
+    """The view `{"score": 100|0}` of a boolean record field."""
+    def view(record: Mapping[str, Any]) -> Any:
+        return score(bool(record[field]))
+
+    return view
+
+
+def field_view_where(field: str, key: str, value: Any) -> View:
+    """Like `field_view`, but only rows whose `key` equals `value` count (others give None)."""
+    def view(record: Mapping[str, Any]) -> Any:
+        return score(bool(record[field])) if record.get(key) == value else None
+
+    return view
+
+
+def no_answer_view(record: Mapping[str, Any]) -> Any:
+    return score(record["pred"] is None)
+
+
+def request_failed_view(record: Mapping[str, Any]) -> Any:
+    return score(bool(record["request_failed"]))
+
+
+def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Record], *, record_metric: str,
+                     score_field: str, views: Mapping[str, View] | Callable[[Mapping[str, Any]], Mapping[str, View]]
+                     ) -> ProcessResults:
+    """A `process_results` hook returning the record under `record_metric` (which counts `score_field`) and then
+    one value per entry of `views` (or of `views(doc)`, for tasks whose metrics depend on the document, e.g. a
+    domain's sources). Rows of a permutation task get the permutation fields and the permutation metrics' views
+    instead (their task's metric list is the permutation one)."""
+
+    def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+        record = build_record(doc, results)
+        if "group_id" in doc:
+            record.update(permutation.row_fields(doc, record["pred"]))
+            return permutation_metrics.views(record)
+        record["score"] = 100.0 if record[score_field] else 0.0
+        chosen = views(doc) if callable(views) else views
+        return {record_metric: record, **{name: view(record) for name, view in chosen.items()}}
+
+    return process_results
+
+
+def read_record(sample_line: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The sample record of one logged sample line (None for lines of tasks that are not ours)."""
+    for value in sample_line.values():
+        if isinstance(value, dict) and "benchmark" in value and "id" in value:
+            return value
+    return None
