@@ -32,6 +32,7 @@ import math
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from lmms_agentic.adapters.schema import LETTERS
@@ -81,35 +82,40 @@ def _questions(items: Items) -> dict[str, list[Mapping[str, Any]]]:
     return {q: sorted(rows, key=lambda r: int(r.get("perm_index", 0))) for q, rows in groups.items()}
 
 
+def _percent(parts: Sequence[Fraction]) -> float:
+    """100 x the mean of exact fractions, rounded once (no accumulated float error: 1/5 of 100 prints as 20.0)."""
+    return float(100 * sum(parts, Fraction(0)) / len(parts)) if parts else NAN
+
+
+def _share(rows: Sequence[Mapping[str, Any]], key: str) -> Fraction:
+    return Fraction(sum(bool(r[key]) for r in rows), len(rows))
+
+
 def _percent_of_questions(items: Items, holds: Any) -> float:
-    groups = _questions(items)
-    return 100.0 * sum(bool(holds(rows)) for rows in groups.values()) / len(groups) if groups else NAN
+    return _percent([Fraction(int(bool(holds(rows)))) for rows in _questions(items).values()])
 
 
 def orig_acc(items: Items) -> float:
-    original = [float(item["score"]) for item in _rows(items)]
-    return statistics.fmean(original) if original else NAN
+    return _percent([Fraction(int(float(item["score"]) > 0)) for item in _rows(items)])
 
 
 def perm_mean_acc(items: Items) -> float:
-    groups = _questions(items)
-    if not groups:
-        return NAN
-    return 100.0 * statistics.fmean(statistics.fmean(bool(r["correct"]) for r in rows) for rows in groups.values())
+    return _percent([_share(rows, "correct") for rows in _questions(items).values()])
 
 
-def run_accuracies(items: Items) -> list[float]:
-    """Accuracy (percent) of each permutation run j < lcm of the order counts (see the module docstring)."""
+def run_accuracies(items: Items) -> list[Fraction]:
+    """Exact accuracy (percent) of each permutation run j < lcm of the order counts (see the module docstring)."""
     groups = list(_questions(items).values())
     if not groups:
         return []
     runs = math.lcm(*(len(rows) for rows in groups))
-    return [100.0 * statistics.fmean(bool(rows[j % len(rows)]["correct"]) for rows in groups) for j in range(runs)]
+    return [100 * Fraction(sum(bool(rows[j % len(rows)]["correct"]) for rows in groups), len(groups))
+            for j in range(runs)]
 
 
 def perm_std_acc(items: Items) -> float:
     runs = run_accuracies(items)
-    return statistics.stdev(runs) if len(runs) > 1 else NAN
+    return float(statistics.stdev(runs)) if len(runs) > 1 else NAN
 
 
 def circular_acc(items: Items) -> float:
@@ -127,8 +133,8 @@ def flip_rate(items: Items) -> float:
         original = [r for r in rows if int(r["perm_index"]) == 0]
         others = [r for r in rows if int(r["perm_index"]) != 0]
         if original and others:
-            shares.append(sum(r["chosen"] != original[0]["chosen"] for r in others) / len(others))
-    return 100.0 * statistics.fmean(shares) if shares else NAN
+            shares.append(Fraction(sum(r["chosen"] != original[0]["chosen"] for r in others), len(others)))
+    return _percent(shares)
 
 
 def letter_shares(items: Items) -> tuple[dict[str, float], dict[str, float]]:
