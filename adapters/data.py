@@ -146,15 +146,22 @@ def _load_error(source: DataSource, location: Location, detail: str) -> DataLoad
                          f"{_fix_hint(source)}")
 
 
+def _snapshot(source: DataSource) -> str:
+    """The Hub snapshot folder (downloaded, or read from the Hugging Face cache when HF_HUB_OFFLINE=1)."""
+    from huggingface_hub import snapshot_download
+
+    return str(snapshot_download(source.hub_id, repo_type="dataset", revision=source.revision))
+
+
 def fetch_folder(source: DataSource, environ: dict[str, str] | None = None) -> Location:
-    """The local folder holding a benchmark's files (downloading the Hub snapshot when no copy is configured),
-    for benchmarks whose release is not a table (e.g. Agent-X's `data.json` + `files/`). `Location.root` is set."""
+    """The local folder holding a benchmark's files (the Hub snapshot when no copy is configured); `root` is set.
+
+    Hub data comes through `huggingface_hub.snapshot_download`, so a Hugging Face cache in the standard layout
+    (`datasets--<org>--<name>/snapshots/<commit>/...`, files linked into `blobs/`) serves offline runs unchanged."""
     location = locate(source, environ)
     if location.kind == "hub":
         try:
-            from huggingface_hub import snapshot_download
-
-            folder = snapshot_download(source.hub_id, repo_type="dataset", revision=source.revision)
+            folder = _snapshot(source)
         except Exception as exc:  # the Hub failed: say where and how to fix it
             raise _load_error(source, location, f"{type(exc).__name__}: {exc}") from exc
         return replace(location, root=folder)
@@ -163,41 +170,83 @@ def fetch_folder(source: DataSource, environ: dict[str, str] | None = None) -> L
     return location
 
 
+def record_provenance(source: DataSource, location: Location, rows: int) -> None:
+    from lmms_agentic.adapters import provenance
+
+    facts: dict[str, object] = {"kind": location.kind, "chosen_by": location.chosen_by, "rows": rows}
+    if location.kind == "hub":
+        facts.update(hub_id=source.hub_id, requested_revision=source.revision or "main",
+                     resolved_commit=provenance.snapshot_commit(location.root) if location.root else None,
+                     read_from=location.root or f"datasets cache of {source.hub_id}")
+    else:
+        root = location.root or location.where
+        facts.update(path=root, fingerprint=provenance.fingerprint(root))
+    provenance.record(source.benchmark, **facts)
+
+
 def load_split(source: DataSource, environ: dict[str, str] | None = None) -> tuple[datasets.Dataset, Location]:
-    """Load the raw split of a benchmark from the location the environment chooses."""
+    """Load the raw split of a benchmark from the location the environment chooses.
+
+    Hub data: the snapshot (see `fetch_folder`), read like a local copy. If no snapshot can be had (offline, not in
+    the Hugging Face hub cache) a benchmark without media files next to its table is read through
+    `datasets.load_dataset`, which also serves a `datasets` cache already on disk; the location says which."""
     location = locate(source, environ)
-    if location.kind == "hub" and source.snapshot:  # media next to the table: the snapshot is a local copy
-        location = fetch_folder(source, environ)
-    folder = None if location.kind == "hub" and not source.snapshot else Path(location.root or location.where)
+    errors: list[str] = []
+    if location.kind == "hub":
+        try:
+            location = replace(location, root=_snapshot(source))
+        except Exception as exc:  # no snapshot: maybe the datasets cache has it
+            errors.append(f"hub snapshot: {type(exc).__name__}: {exc}")
+            if source.snapshot:  # media live next to the table: only a snapshot has them
+                raise _load_error(source, location, errors[0]) from exc
     try:
-        if folder is None:
+        if location.kind == "hub" and location.root is None:
             dataset = datasets.load_dataset(source.hub_id, name=source.config, split=source.split,
                                             revision=source.revision)
         else:
-            dataset = load_local(folder, source.split)
+            dataset = load_local(Path(location.root or location.where), source.split)
     except DataLoadError as exc:
-        raise _load_error(source, location, str(exc)) from exc
+        raise _load_error(source, location, "; ".join([*errors, str(exc)])) from exc
     except Exception as exc:  # the Hub or the datasets library failed: say where and how to fix it
-        raise _load_error(source, location, f"{type(exc).__name__}: {exc}") from exc
+        raise _load_error(source, location, "; ".join([*errors, f"{type(exc).__name__}: {exc}"])) from exc
     if not isinstance(dataset, datasets.Dataset):
         raise DataLoadError(f"{location.describe()} did not give a single split for {source.benchmark}")
+    record_provenance(source, location, len(dataset))
     return dataset, location
 
 
-def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id: str, field_name: str) -> Path:
-    """A media path from a record, resolved inside the dataset folder `root`.
+def _inside(path: Path, folder: Path) -> bool:
+    return path == folder or path.is_relative_to(folder)
 
-    A path that escapes the folder (absolute, `..`, symlink out) raises `RecordError`; a missing file
-    raises `FileNotFoundError` naming the record, the field and the path.
+
+def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id: str, field_name: str) -> Path:
+    """A media path from a record, inside the dataset folder `root` (returned unresolved, as the dataset names it).
+
+    Containment is judged on the path as written: an absolute path or a `..` component is refused. Links are then
+    judged by where they may legitimately point: a media *folder* that is a link (to another disk) is fine; a media
+    *file* that is a link must point inside the dataset folder, or, in a Hugging Face cache snapshot
+    (`.../datasets--org--name/snapshots/<commit>/`), into that repository's own store (`../../blobs/`), which is how
+    the cache stores every file. A file link pointing anywhere else is refused. A missing file raises
+    `FileNotFoundError` naming the record, the field and the path.
     """
     from lmms_agentic.adapters.schema import RecordError
 
-    base = Path(root).resolve()
-    target = (base / relative).resolve()
-    if not target.is_relative_to(base):
-        raise RecordError(benchmark, record_id, field_name,
-                          f"media path {relative!r} escapes the dataset folder {base}")
-    if not target.is_file():
+    def refuse(problem: str) -> RecordError:
+        return RecordError(benchmark, record_id, field_name, f"media path {relative!r} {problem}")
+
+    written = Path(relative)
+    if written.is_absolute() or relative.startswith(("/", "\\")) or ".." in written.parts:
+        raise refuse(f"escapes the dataset folder {root} (absolute paths and '..' are not allowed)")
+    base = Path(root)
+    candidate = base / written
+    if candidate.is_symlink():
+        target = candidate.resolve()
+        allowed = [base.resolve(), candidate.parent.resolve()]
+        if base.parent.name == "snapshots":  # Hugging Face cache: files link into the repository's blob store
+            allowed.append(base.parent.parent.resolve())
+        if not any(_inside(target, folder) for folder in allowed):
+            raise refuse(f"is a link to {target}, which escapes the dataset folder {base}")
+    if not candidate.is_file():
         raise FileNotFoundError(f"{benchmark} record {record_id!r}, field {field_name!r}: "
-                                f"media file {target} does not exist")
-    return target
+                                f"media file {candidate} does not exist")
+    return candidate

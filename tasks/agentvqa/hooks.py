@@ -34,12 +34,8 @@ CONVENTION_VARIANTS = ("norm1000_yx", "norm1000_xy")
 
 # --------------------------------------------------------------------------- loading (process_docs)
 
-def _check_columns(raw: datasets.Dataset, _location: Location) -> None:
-    records.check_columns(raw.column_names, raw[0] if len(raw) else None)
-
-
 def _loaded() -> tuple[datasets.Dataset, Location]:
-    return load_canonical(records.BENCHMARK, records.normalise, IMAGES, check=_check_columns)
+    return load_canonical(records.BENCHMARK, records.SCHEMA, records.normalise, IMAGES, check=records.check_columns)
 
 
 def all_docs() -> datasets.Dataset:
@@ -154,7 +150,7 @@ def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
 
 def _video_path(doc: Mapping[str, Any]) -> str:
     return str(resolve_media(doc["media_root"], doc["video"], benchmark=records.BENCHMARK, record_id=doc["id"],
-                             field_name=records.FIELD_MAP["video"]))
+                             field_name="video"))
 
 
 def visuals(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[Image.Image | str]:

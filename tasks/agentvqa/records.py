@@ -1,23 +1,27 @@
-"""Normaliser for AgentVQA rows (`AgentVQA/AgentVQA`) into `McqDoc`, through one field map.
+"""Reader for AgentVQA rows (`AgentVQA/AgentVQA`) into `McqDoc`, through the release schema `SCHEMA`.
 
-The released schema has not been seen. All raw
-field names are read through `FIELD_MAP` (canonical name -> raw column), so a renamed column is a
-one-line change here. `check_columns` validates the table's columns up front and names what is
-missing or unexpected; `normalise` validates every row and names the record and field.
+The released schema has not been seen (an ASSUMPTION, listed in README.md). Raw field names are the defaults of
+`FIELD_MAP` (canonical name -> raw column); a release that renamed a column is read with a user's schema override
+next to the data (`lmms_agentic_schema.yaml`, see README.md), with no code edit. `check_columns` validates the
+table's columns up front and names what is missing or unexpected; `normalise` validates every row and names the
+record and field.
 
-Label values are mapped through alias tables (the paper's display names, snake_case slugs and the
-legacy card's source slugs all map to one canonical slug). Source-specific shapes (coordinate
-options, UI actions, trajectories, video inputs) are handled by the per-source adapters in
-`lmms_agentic.tasks.agentvqa.sources`, never by `if source == ...` chains.
+Label values are mapped through alias tables (the paper's display names, snake_case slugs, the legacy card's domain
+names and source slugs all map to one canonical slug). Source-specific shapes (coordinate options, UI actions,
+trajectories, video inputs) are handled by the per-source adapters in `sources.py`, never by `if source == ...`
+chains. The gold answer is read as a letter A-D or a 0-based index ("auto", the default), or in the format a
+schema override declares (`letter`, `index0`, `index1`, `text`).
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
+from lmms_agentic.adapters.docs import ReleaseColumnsError
+from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema, present
 from lmms_agentic.adapters.schema import LETTERS, McqDoc, RecordError, Visuals
 
 BENCHMARK = "agentvqa"
@@ -53,6 +57,14 @@ DOMAINS = {
     "spatial_planning": "Spatial Planning",
     "robotics": "Robotics",
 }
+#: the legacy dataset card's domain names, accepted out of the box
+LEGACY_DOMAINS = {
+    "web_agents": ("GUI Interaction",),
+    "egocentric_videos": ("Video Perception",),
+    "games": ("Game Understanding",),
+    "spatial_planning": ("Spatial Reasoning",),
+    "robotics": ("Robot Manipulation",),
+}
 #: canonical source slug -> (domain, display name, accepted spellings beyond slug and display name)
 SOURCES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "aitw": ("web_agents", "AitW", ("android-in-the-wild", "android_in_the_wild")),
@@ -81,122 +93,129 @@ SOURCES: dict[str, tuple[str, str, tuple[str, ...]]] = {
 }
 
 
-def _key(label: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "", label.lower())
-
-
-_DOMAIN_ALIASES = {_key(k): k for k in DOMAINS} | {_key(v): k for k, v in DOMAINS.items()}
-_SOURCE_ALIASES = {_key(alias): slug for slug, (_, display, extra) in SOURCES.items()
+ANSWER_FORMATS = ("auto", "letter", "index0", "index1", "text")
+SCHEMA = ReleaseSchema(
+    benchmark=BENCHMARK,
+    fields=FIELD_MAP,
+    labels={"domain": LabelKind(tuple(DOMAINS), {k: (v, *LEGACY_DOMAINS[k]) for k, v in DOMAINS.items()})},
+    answer_formats=ANSWER_FORMATS,
+    default_answer_format="auto",
+)
+_SOURCE_ALIASES = {re.sub(r"[^a-z0-9]+", "", alias.lower()): slug for slug, (_, display, extra) in SOURCES.items()
                    for alias in (slug, display, *extra)}
 
 
-class SchemaError(ValueError):
-    """The table's columns do not match `FIELD_MAP`; the message says which and where to fix it."""
+class SchemaError(ReleaseColumnsError):
+    """The table's columns do not match the field map; the message says which and how to fix it."""
 
 
-def check_columns(columns: Iterable[str], first_row: Mapping[str, Any] | None = None) -> None:
-    """Fail if a required column is missing; warn about columns the field map does not know."""
-    present = set(columns)
-    missing = [f"{canonical} (column {FIELD_MAP[canonical]!r})" for canonical in REQUIRED
-               if FIELD_MAP[canonical] not in present]
-    if not any(FIELD_MAP[m] in present for m in MEDIA):
-        missing.append(f"images or video (columns {FIELD_MAP['images']!r} / {FIELD_MAP['video']!r})")
-    unexpected = sorted(present - set(FIELD_MAP.values()))
+def check_columns(raw: Any, schema: ResolvedSchema) -> None:
+    """Fail if a required field or both media fields are missing from the raw table (under the columns the schema
+    maps them from); warn about columns nothing reads."""
+    columns = set(raw.column_names)
+    mapped = {column for value in schema.fields.values() for column in ([value] if isinstance(value, str) else value)}
+    missing = [f"{canonical} (column {schema.fields[canonical]!r})" for canonical in REQUIRED
+               if not present(columns, schema.fields[canonical])]
+    if not any(present(columns, schema.fields[m]) for m in MEDIA):
+        missing.append(f"images or video (columns {schema.fields['images']!r} / {schema.fields['video']!r})")
+    unexpected = sorted(columns - mapped)
     if missing:
-        first = f" First record: id={first_row.get(FIELD_MAP['id'], '?')!r}." if first_row is not None else ""
+        id_column = schema.fields["id"]
+        first = raw[0].get(id_column, "?") if len(raw) and isinstance(id_column, str) else "?"
         raise SchemaError(
             f"AgentVQA columns do not match the field map: missing {', '.join(missing)}; "
-            f"unexpected {unexpected or 'none'}.{first} If the release renamed a column, edit FIELD_MAP in "
-            "lmms_agentic/adapters/records/agentvqa.py (canonical name -> raw column)."
-        )
+            f"unexpected {unexpected or 'none'}. First record: id={first!r}. If the release renamed a column, map "
+            f"it in a schema override (lmms_agentic_schema.yaml next to the data, or LMMS_AGENTIC_SCHEMA_AGENTVQA="
+            f"file), e.g.\nfields:\n  source: <the raw column>   # canonical field: raw column")
     if unexpected:
-        log.warning("AgentVQA columns not in FIELD_MAP (ignored): %s", unexpected)
-
-
-def _get(row: Mapping[str, Any], canonical: str) -> Any:
-    return row.get(FIELD_MAP[canonical])
-
-
-def canonical_domain(label: str, record_id: str) -> str:
-    try:
-        return _DOMAIN_ALIASES[_key(label)]
-    except KeyError:
-        raise RecordError(BENCHMARK, record_id, FIELD_MAP["domain"],
-                          f"{label!r} is not one of {list(DOMAINS.values())}") from None
+        log.warning("AgentVQA columns nothing reads (ignored): %s", unexpected)
 
 
 def canonical_source(label: str) -> str:
     """The canonical slug of a source label, or the label's own slug for sources outside the 23."""
-    return _SOURCE_ALIASES.get(_key(label), re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"))
+    key = re.sub(r"[^a-z0-9]+", "", label.lower())
+    return _SOURCE_ALIASES.get(key, re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_"))
 
 
-def _answer_index(value: Any, record_id: str) -> int:
+def _answer_index(value: Any, options: list[str], answer_format: str, fail: Any) -> int:
+    """The gold option's index from the answer as the release writes it (see the module docstring)."""
     if isinstance(value, bool):
         value = None
-    if isinstance(value, int) and 0 <= value < N_OPTIONS:
+    text = value.strip() if isinstance(value, str) else None
+    letter = text.upper() if text is not None and len(text) == 1 else None
+    if answer_format in ("auto", "index0") and isinstance(value, int) and 0 <= value < N_OPTIONS:
         return int(value)
-    letter: str = value.strip().upper() if isinstance(value, str) else ""
-    if len(letter) == 1 and letter in LETTERS[:N_OPTIONS]:
+    if answer_format == "index1" and isinstance(value, int) and 1 <= value <= N_OPTIONS:
+        return int(value) - 1
+    if answer_format in ("auto", "letter") and letter is not None and letter in LETTERS[:N_OPTIONS]:
         return LETTERS.index(letter)
-    raise RecordError(BENCHMARK, record_id, FIELD_MAP["answer"], f"{value!r} is neither A-D nor 0-3")
+    if answer_format == "text" and text is not None and [o.strip() for o in options].count(text) == 1:
+        return [o.strip() for o in options].index(text)
+    expected = {"auto": "a letter A-D or an index 0-3", "letter": "a letter A-D", "index0": "an index 0-3",
+                "index1": "an index 1-4", "text": "exactly one option's text"}[answer_format]
+    raise fail("answer", f"{value!r} is not {expected} (answer format {answer_format!r})")
 
 
-def _history(value: Any, record_id: str) -> str:
+def _history(value: Any, fail: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, (list, tuple)) and all(isinstance(step, str) for step in value):
         return "\n".join(step.strip() for step in value if step.strip())
-    raise RecordError(BENCHMARK, record_id, FIELD_MAP["action_history"], "expected a string or a list of strings")
+    raise fail("action_history", "expected a string or a list of strings")
 
 
-def normalise(row: Mapping[str, Any], n_images: int) -> McqDoc:
-    """One raw row -> `McqDoc` (images counted by the loader, never decoded here)."""
-    record_id = str(_get(row, "id") or "<no id>")
+def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> McqDoc:
+    """One row (canonical field names) -> `McqDoc` (images counted by the loader, never decoded here)."""
+    record_id = str(row.get("id") or "<no id>")
 
     def fail(canonical: str, problem: str) -> RecordError:
-        return RecordError(BENCHMARK, record_id, FIELD_MAP[canonical], problem)
+        raw = schema.fields.get(canonical, canonical)
+        return RecordError(BENCHMARK, record_id, raw if isinstance(raw, str) else canonical, problem)
 
     for canonical in ("id", "domain", "source", "question"):
-        if not isinstance(_get(row, canonical), str) or not _get(row, canonical).strip():
+        if not isinstance(row.get(canonical), str) or not row[canonical].strip():
             raise fail(canonical, "must be a non-empty string")
-    options = _get(row, "options")
+    options = row.get("options")
     if not isinstance(options, (list, tuple)) or len(options) != N_OPTIONS:
         raise fail("options", f"must be a list of {N_OPTIONS} strings")
     if not all(isinstance(o, str) and o.strip() for o in options):
         raise fail("options", "has an empty or non-string option")
     if len({o.strip() for o in options}) != N_OPTIONS:
         raise fail("options", "has duplicate option texts")
-    video = _get(row, "video")
+    video = row.get("video")
     if video is not None and not isinstance(video, str):
         raise fail("video", "must be a relative path string or null")
     if n_images == 0 and not video:
-        raise RecordError(BENCHMARK, record_id, f"{FIELD_MAP['images']}/{FIELD_MAP['video']}",
+        raise RecordError(BENCHMARK, record_id, f"{schema.fields['images']}/{schema.fields['video']}",
                           "the item has neither images nor a video")
-    domain = canonical_domain(_get(row, "domain"), record_id)
-    source = canonical_source(_get(row, "source"))
+    domain = schema.resolver("domain").get(row["domain"])
+    if domain is None:
+        raise fail("domain", f"{row['domain']!r} is not one of {list(DOMAINS.values())}")
+    source = canonical_source(row["source"])
     if source in SOURCES and SOURCES[source][0] != domain:
         raise fail("source", f"{source} belongs to {SOURCES[source][0]}, not {domain}")
+    texts = [str(o) for o in options]
     return McqDoc(
         id=record_id,
         benchmark=BENCHMARK,
         domain=domain,
         source=source,
-        question=_get(row, "question").strip(),
-        options=tuple(o.strip() for o in options),
-        gold_index=_answer_index(_get(row, "answer"), record_id),
+        question=row["question"].strip(),
+        options=tuple(o.strip() for o in texts),
+        gold_index=_answer_index(row.get("answer"), texts, schema.answer_format or "auto", fail),
         visuals=Visuals(n_images=n_images, video=video or None),
-        context=_history(_get(row, "action_history"), record_id),
+        context=_history(row.get("action_history"), fail),
         metadata={
-            "source_label": _get(row, "source"),
-            "input_type": _get(row, "input_type") or ("video" if video else "multi_image" if n_images > 1 else "image"),
-            "output_type": _get(row, "output_type") or "",
-            "task_type": _get(row, "task_type") or "",
-            "option_coordinates": _get(row, "option_coordinates"),
-            "image_width": _get(row, "image_width"),
-            "image_height": _get(row, "image_height"),
-            "coordinate_format": _get(row, "coordinate_format") or "",
+            "source_label": row["source"],
+            "input_type": row.get("input_type") or ("video" if video else "multi_image" if n_images > 1 else "image"),
+            "output_type": row.get("output_type") or "",
+            "task_type": row.get("task_type") or "",
+            "option_coordinates": row.get("option_coordinates"),
+            "image_width": row.get("image_width"),
+            "image_height": row.get("image_height"),
+            "coordinate_format": row.get("coordinate_format") or "",
             "option_fields": ["option_coordinates"],  # per-option metadata, permuted with the options
         },
     )

@@ -15,14 +15,12 @@ generated permutation tasks reuse it.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping
 from typing import Any
 
 import datasets
 from PIL import Image
 
-from lmms_agentic.adapters.data import Location
 from lmms_agentic.adapters.docs import load_canonical, select_where
 from lmms_agentic.adapters.extract import split_confidence
 from lmms_agentic.adapters.fewshot import choose_examples
@@ -34,8 +32,6 @@ from lmms_agentic.adapters.schema import RecordError
 from lmms_agentic.judges.mcq_fallback import extract_with_fallback
 from lmms_agentic.tasks.robovista import metrics, parity, records
 
-log = logging.getLogger("lmms_agentic.robovista")
-
 IMAGES = "images"
 
 Segment = str | list[Image.Image]
@@ -43,16 +39,9 @@ Segment = str | list[Image.Image]
 
 # --------------------------------------------------------------------------- loading (process_docs)
 
-def _check_size(raw: datasets.Dataset, location: Location) -> None:
-    expected = 474
-    if location.kind != "mini" and len(raw) != expected:
-        log.warning("RoboVista has %d rows at %s, expected %d: scores are not comparable with the paper.",
-                    len(raw), location.describe(), expected)
-
-
 def all_docs() -> datasets.Dataset:
     """All RoboVista rows in canonical form (loaded and validated once per process and location)."""
-    docs, _ = load_canonical(records.BENCHMARK, records.normalise, IMAGES, check=_check_size)
+    docs, _ = load_canonical(records.BENCHMARK, records.SCHEMA, records.normalise, IMAGES, check=records.check_table)
     return docs
 
 

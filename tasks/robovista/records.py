@@ -1,10 +1,13 @@
-"""Normaliser for RoboVista rows (`sy-xie/robovista`, split `train`) into `McqDoc`.
+"""Reader for RoboVista rows (`sy-xie/robovista`, split `train`) into `McqDoc`.
 
-Raw fields: `id`, `images` (list of images), `question`,
-`choices` (positional, index 0 -> A, up to 5, empty entries keep their letter), `correct_answer`
-(one letter), `reasoning`, `domain` (may be empty -> "unknown"), `task`, `ability_type` (may be
-empty), `ability_subcategory`, `publication_source`. Choice texts are kept verbatim (no stripping of
-"A. "-style prefixes, as in the public runner).
+Raw fields (`SCHEMA`, renamable by a user's schema override): `id`, `images` (list of images), `question`,
+`choices` (positional, index 0 -> A, up to 5), `correct_answer` (one letter), `reasoning`, `domain` (may be empty ->
+"unknown"), `task`, `ability_type` (may be empty), `ability_subcategory`, `publication_source`.
+
+Choices are used exactly as the public runner uses them: verbatim (no stripping of whitespace or of "A. "-style
+prefixes), an empty or missing choice is not shown but keeps its letter's position, and a whitespace-only choice is
+shown (the runner tests `if text`). Domain and ability labels accept the paper's display names and the runner
+README's words out of the box ("driving", "surgical", "industrial", "open datasets", "Home", ...).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema
 from lmms_agentic.adapters.schema import LETTERS, McqDoc, RecordError, Visuals, require, require_str_list
 
 BENCHMARK = "robovista"
@@ -26,6 +30,15 @@ DOMAINS = {
     "surgical_robotics": "Surgery",
     "open_datasets": "Open Datasets",
 }
+#: accepted out of the box beyond the slug and the paper's display name (runner README and third-party loaders)
+DOMAIN_ALIASES = {
+    "agriculture": ("agricultural",),
+    "autonomous_driving": ("driving", "autonomous driving", "self-driving"),
+    "domestic": ("home", "household"),
+    "industrial_manufacturing": ("industrial", "industry", "manufacturing", "industrial manufacturing"),
+    "surgical_robotics": ("surgical", "surgery", "surgical robotics"),
+    "open_datasets": ("open datasets", "open-datasets", "open dataset"),
+}
 # ability_type -> two-way split used by the paper (SC = perception, PL = planning)
 ABILITY_SPLIT = {
     "scene_understanding": "SC",
@@ -34,6 +47,25 @@ ABILITY_SPLIT = {
     "recovery_replanning_robustness": "PL",
     "physical_interaction": "PL",
 }
+
+
+SCHEMA = ReleaseSchema(
+    benchmark=BENCHMARK,
+    fields={name: name for name in (*REQUIRED_FIELDS, "images", "reasoning", "ability_subcategory",
+                                     "publication_source")},
+    labels={
+        "domain": LabelKind(tuple(DOMAINS), {k: (DOMAINS[k], *DOMAIN_ALIASES[k]) for k in DOMAINS},
+                            allow_empty=UNKNOWN),
+        "ability_type": LabelKind(tuple(ABILITY_SPLIT), allow_empty=UNKNOWN),
+    },
+)
+
+
+def check_table(table: Any, schema: ResolvedSchema) -> None:
+    """The columns every row needs are there (one error naming all that are missing)."""
+    from lmms_agentic.adapters.docs import check_columns
+
+    check_columns(table, schema, (*REQUIRED_FIELDS, "images"))
 
 
 def _optional_str(row: Mapping[str, Any], key: str, record_id: str) -> str:
@@ -45,15 +77,19 @@ def _optional_str(row: Mapping[str, Any], key: str, record_id: str) -> str:
     return value.strip()
 
 
-def normalise(row: Mapping[str, Any], n_images: int) -> McqDoc:
-    """One raw RoboVista row -> `McqDoc`. Images are counted by the loader (`n_images`), never decoded here."""
+def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> McqDoc:
+    """One RoboVista row (canonical field names) -> `McqDoc`. Images are counted by the loader (`n_images`), never
+    decoded here."""
     record_id = str(row.get("id") or "<no id>")
     for key in REQUIRED_FIELDS:
         if key not in row:
             raise RecordError(BENCHMARK, record_id, key, "is missing")
-    require(row, "id", str, benchmark=BENCHMARK, record_id=record_id)
+    if isinstance(row["id"], int) and not isinstance(row["id"], bool):
+        record_id = str(row["id"])  # some mirrors store numeric question ids
+    else:
+        require(row, "id", str, benchmark=BENCHMARK, record_id=record_id)
     question = require(row, "question", str, benchmark=BENCHMARK, record_id=record_id)
-    choices = [c.strip() for c in require_str_list(row, "choices", benchmark=BENCHMARK, record_id=record_id)]
+    choices = require_str_list(row, "choices", benchmark=BENCHMARK, record_id=record_id)
     answer = require(row, "correct_answer", str, benchmark=BENCHMARK, record_id=record_id).strip().upper()
     if len(answer) != 1 or answer not in LETTERS[: len(choices)]:
         raise RecordError(BENCHMARK, record_id, "correct_answer",
@@ -61,12 +97,12 @@ def normalise(row: Mapping[str, Any], n_images: int) -> McqDoc:
     if n_images < 1:
         raise RecordError(BENCHMARK, record_id, "images", "is empty (every question has 1-8 images)")
 
-    domain = _optional_str(row, "domain", record_id) or UNKNOWN
-    if domain != UNKNOWN and domain not in DOMAINS:
-        raise RecordError(BENCHMARK, record_id, "domain", f"{domain!r} is not one of {sorted(DOMAINS)}")
-    ability = _optional_str(row, "ability_type", record_id)
-    if ability and ability not in ABILITY_SPLIT:
-        raise RecordError(BENCHMARK, record_id, "ability_type", f"{ability!r} is not one of {sorted(ABILITY_SPLIT)}")
+    domain = schema.resolver("domain").get(_optional_str(row, "domain", record_id))
+    if domain is None:
+        raise RecordError(BENCHMARK, record_id, "domain", f"{row['domain']!r} is not a known domain")
+    ability = schema.resolver("ability_type").get(_optional_str(row, "ability_type", record_id))
+    if ability is None:
+        raise RecordError(BENCHMARK, record_id, "ability_type", f"{row['ability_type']!r} is not a known ability type")
 
     return McqDoc(
         id=record_id,
@@ -79,7 +115,7 @@ def normalise(row: Mapping[str, Any], n_images: int) -> McqDoc:
         visuals=Visuals(n_images=n_images),
         metadata={
             "task": _optional_str(row, "task", record_id),
-            "ability_type": ability or UNKNOWN,
+            "ability_type": ability,
             "ability_split": ABILITY_SPLIT.get(ability, UNKNOWN),
             "ability_subcategory": _optional_str(row, "ability_subcategory", record_id),
             "reasoning": _optional_str(row, "reasoning", record_id),

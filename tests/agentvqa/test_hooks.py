@@ -125,9 +125,10 @@ def test_payload(manifest: datasets.Dataset) -> None:
     assert hooks.record(doc, ["[LMMS_EVAL_REQUEST_FAILED after 3 retries]"])["request_failed"] is True
 
 
-def test_renamed_column_is_fixed_by_editing_the_field_map_only(tmp_path: Path, manifest: datasets.Dataset,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """A release that calls `source_dataset` `source`: loading fails naming the field; one map edit fixes it."""
+def test_renamed_column_is_fixed_by_a_schema_file_next_to_the_data(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A release that calls `source_dataset` `source`: loading fails naming the field and the fix; a two-line
+    schema file next to the data (no code edit) makes it load."""
     copy = tmp_path / "agentvqa"
     shutil.copytree(MINI / "videos", copy / "videos")
     raw = datasets.load_dataset("parquet", data_files=str(next(MINI.rglob("*.parquet"))), split="train")
@@ -137,6 +138,6 @@ def test_renamed_column_is_fixed_by_editing_the_field_map_only(tmp_path: Path, m
     expected = r"missing source \(column 'source_dataset'\).*unexpected \['source'\]"
     with pytest.raises(records.SchemaError, match=expected):
         hooks.all_docs()
-    monkeypatch.setitem(records.FIELD_MAP, "source", "source")  # the one-line fix
+    (copy / "lmms_agentic_schema.yaml").write_text("fields:\n  source: source\n")
     docs = hooks.all_docs()
     assert len(docs) == 15 and "aitw" in docs["source"]

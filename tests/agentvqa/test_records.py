@@ -1,14 +1,31 @@
-"""AgentVQA normaliser: one field map, schema check naming missing/unexpected columns, row validation."""
+"""AgentVQA reader: the release schema (field map, label aliases, answer formats, user overrides), the column
+check naming missing/unexpected columns, row validation."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import datasets
 import pytest
 
-from lmms_agentic.adapters.schema import RecordError
+from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
+from lmms_agentic.adapters.schema import McqDoc, RecordError
 from lmms_agentic.tasks.agentvqa import records as agentvqa
 from lmms_agentic.tasks.agentvqa.sources import adapter_for
+
+DEFAULTS = resolve(agentvqa.SCHEMA, environ={})
+
+
+def _normalise(row: dict[str, Any], n_images: int, schema: ResolvedSchema = DEFAULTS) -> McqDoc:
+    """What the loader does with one raw row: rename fields to canonical names, then normalise."""
+    canonical = {name: row[raw] for name, raw in schema.fields.items() if isinstance(raw, str) and raw in row}
+    return agentvqa.normalise(canonical, n_images, schema)
+
+
+def _table(columns: list[str]) -> datasets.Dataset:
+    """A one-row raw table with these columns (the column check reads the raw table, before any renaming)."""
+    row = {**_row(), "images": [], "source": "x", "new_column": 1}
+    return datasets.Dataset.from_list([{c: row[c] for c in columns}])
 
 
 def _row(**changes: Any) -> dict[str, Any]:
@@ -22,7 +39,7 @@ def _row(**changes: Any) -> dict[str, Any]:
 
 
 def test_valid_row_maps_labels_to_canonical_slugs() -> None:
-    doc = agentvqa.normalise(_row(), n_images=1)
+    doc = _normalise(_row(), n_images=1)
     assert (doc.domain, doc.source, doc.gold_letter, doc.context) == ("web_agents", "aitw", "A",
                                                                        "PRESS_HOME\nSCROLL_UP")
     assert doc.metadata["source_label"] == "android-in-the-wild"
@@ -31,9 +48,12 @@ def test_valid_row_maps_labels_to_canonical_slugs() -> None:
 @pytest.mark.parametrize(("label", "slug"), [
     ("Web Agents", "web_agents"), ("web_agents", "web_agents"), ("EGOCENTRIC VIDEOS", "egocentric_videos"),
     ("Spatial-Planning", "spatial_planning"), ("robotics", "robotics"), ("Games", "games"),
+    # the legacy dataset card's names, accepted out of the box
+    ("Spatial Reasoning", "spatial_planning"), ("Game Understanding", "games"), ("GUI Interaction", "web_agents"),
+    ("Robot Manipulation", "robotics"), ("Video Perception", "egocentric_videos"),
 ])
 def test_domain_aliases(label: str, slug: str) -> None:
-    assert agentvqa.canonical_domain(label, "x") == slug
+    assert DEFAULTS.resolver("domain").get(label) == slug
 
 
 @pytest.mark.parametrize(("label", "slug"), [
@@ -50,9 +70,9 @@ def test_source_aliases(label: str, slug: str) -> None:
     ({"options": ["a", "b", "c"]}, "options", "list of 4"),
     ({"options": ["a", "b", "c", ""]}, "options", "empty or non-string"),
     ({"options": ["a", "b", "c", "a"]}, "options", "duplicate"),
-    ({"answer": "E"}, "answer", "neither A-D nor 0-3"),
-    ({"answer": 4}, "answer", "neither A-D nor 0-3"),
-    ({"answer": True}, "answer", "neither A-D nor 0-3"),
+    ({"answer": "E"}, "answer", "not a letter A-D or an index 0-3"),
+    ({"answer": 4}, "answer", "not a letter A-D or an index 0-3"),
+    ({"answer": True}, "answer", "not a letter A-D or an index 0-3"),
     ({"domain": "Cooking"}, "domain", "is not one of"),
     ({"source_dataset": "ScreenSpot"}, "source_dataset", "belongs to web_agents, not robotics"),
     ({"action_history": [1, 2]}, "action_history", "list of strings"),
@@ -64,32 +84,44 @@ def test_malformed_rows_name_record_and_field(changes: dict[str, Any], field: st
     if field == "source_dataset":
         row["domain"] = "Robotics"
     with pytest.raises(RecordError) as error:
-        agentvqa.normalise(row, n_images=1)
+        _normalise(row, n_images=1)
     assert error.value.record_id == "aitw_1" and error.value.field_name == field and problem in str(error.value)
 
 
 def test_item_without_images_or_video() -> None:
     with pytest.raises(RecordError, match="neither images nor a video"):
-        agentvqa.normalise(_row(), n_images=0)
+        _normalise(_row(), n_images=0)
 
 
 @pytest.mark.parametrize(("answer", "letter"), [("B", "B"), (" c ", "C"), (3, "D"), (0, "A")])
 def test_answer_as_letter_or_index(answer: Any, letter: str) -> None:
-    assert agentvqa.normalise(_row(answer=answer), n_images=1).gold_letter == letter
+    assert _normalise(_row(answer=answer), n_images=1).gold_letter == letter
 
 
 def test_check_columns_names_missing_and_unexpected_fields() -> None:
     columns = [c for c in _row() if c != "source_dataset"] + ["images", "source"]
     with pytest.raises(agentvqa.SchemaError) as error:
-        agentvqa.check_columns(columns, {"id": "aitw_1"})
+        agentvqa.check_columns(_table(columns), DEFAULTS)
     text = str(error.value)
     assert "missing source (column 'source_dataset')" in text and "unexpected ['source']" in text
-    assert "First record: id='aitw_1'" in text and "edit FIELD_MAP" in text
+    assert "First record: id='aitw_1'" in text and "schema override" in text and "source: <the raw column>" in text
 
 
 def test_unknown_extra_columns_only_warn(caplog: pytest.LogCaptureFixture) -> None:
-    agentvqa.check_columns([*_row(), "images", "new_column"])
+    agentvqa.check_columns(_table([*_row(), "images", "new_column"]), DEFAULTS)
     assert "new_column" in caplog.text
+
+
+@pytest.mark.parametrize(("answer_format", "answer", "letter"), [
+    ("letter", "c", "C"), ("index0", 2, "C"), ("index1", 3, "C"), ("text", "swipe up", "C"),
+])
+def test_answer_format_from_a_schema_override(tmp_path: Any, answer_format: str, answer: Any, letter: str) -> None:
+    (tmp_path / "lmms_agentic_schema.yaml").write_text(f"answer: {answer_format}\n")
+    schema = resolve(agentvqa.SCHEMA, tmp_path, environ={})
+    assert schema.source.endswith("lmms_agentic_schema.yaml")
+    assert _normalise(_row(answer=answer), 1, schema).gold_letter == letter
+    with pytest.raises(RecordError, match=f"answer format '{answer_format}'"):
+        _normalise(_row(answer="Z" if answer_format != "index0" else 7), 1, schema)
 
 
 @pytest.mark.parametrize(("convention", "expected"), [
@@ -98,20 +130,20 @@ def test_unknown_extra_columns_only_warn(caplog: pytest.LogCaptureFixture) -> No
     ("norm1000_xy", ("tap (750, 789)", "tap (294, 688)", "swipe up", "press back")),
 ])
 def test_ui_action_options_rendered_per_convention(convention: str, expected: tuple[str, ...]) -> None:
-    doc = agentvqa.normalise(_row(), n_images=1)
+    doc = _normalise(_row(), n_images=1)
     rendered = adapter_for(doc.source).render(doc.options, dict(doc.metadata), convention, None)
     assert rendered.texts == expected and rendered.rerendered
 
 
 def test_option_text_without_the_coordinate_literal_is_kept_and_flagged() -> None:
-    doc = agentvqa.normalise(_row(options=["tap the OK button", "tap (212, 880)", "swipe up", "press back"]), 1)
+    doc = _normalise(_row(options=["tap the OK button", "tap (212, 880)", "swipe up", "press back"]), 1)
     rendered = adapter_for(doc.source).render(doc.options, dict(doc.metadata), "norm1000_yx", None)
     assert rendered.texts[0] == "tap the OK button" and not rendered.rerendered
     assert "1 coordinate literal(s) not found" in rendered.note
 
 
 def test_text_sources_ignore_the_convention_but_reject_unknown_names() -> None:
-    doc = agentvqa.normalise(_row(source_dataset="MONDAY", option_coordinates=None), n_images=1)
+    doc = _normalise(_row(source_dataset="MONDAY", option_coordinates=None), n_images=1)
     assert adapter_for("gameqa").render(doc.options, {}, "norm1000_yx", None).texts == doc.options
     with pytest.raises(ValueError, match="unknown coordinate convention"):
         adapter_for("gameqa").render(doc.options, {}, "gemini", None)

@@ -1,4 +1,6 @@
-"""RoboVista normaliser: valid rows become McqDoc; malformed rows name the record and the field."""
+"""RoboVista reader: valid rows become McqDoc (choices verbatim, as the runner uses them; label spellings of the
+paper and the runner README accepted); malformed rows name the record and the field; unknown labels are listed
+together with the override that maps them."""
 
 from __future__ import annotations
 
@@ -6,8 +8,15 @@ from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters.release_schema import UnknownLabelsError, resolve
 from lmms_agentic.adapters.schema import McqDoc, RecordError
-from lmms_agentic.tasks.robovista.records import normalise
+from lmms_agentic.tasks.robovista import records
+
+DEFAULTS = resolve(records.SCHEMA, environ={})
+
+
+def normalise(row: dict[str, Any], n_images: int) -> McqDoc:
+    return records.normalise(row, n_images, DEFAULTS)
 
 
 def _row(**changes: Any) -> dict[str, Any]:
@@ -46,8 +55,8 @@ def test_tolerated_variations(changes: dict[str, Any], field: None, n_images: in
     ({"correct_answer": "F"}, "correct_answer", "not one of the letters"),
     ({"correct_answer": "AB"}, "correct_answer", "not one of the letters"),
     ({"choices": ["red", "green", "", "yellow", "purple"]}, "gold_index", "empty option C"),
-    ({"domain": "space"}, "domain", "is not one of"),
-    ({"ability_type": "telepathy"}, "ability_type", "is not one of"),
+    ({"domain": "space"}, "domain", "is not a known domain"),
+    ({"ability_type": "telepathy"}, "ability_type", "is not a known ability type"),
     ({"domain": 5}, "domain", "expected a string"),
 ], ids=["null-question", "blank-question", "choices-string", "choice-int", "one-choice", "gold-out-of-range",
         "gold-two-letters", "gold-on-empty-option", "unknown-domain", "unknown-ability", "domain-int"])
@@ -69,3 +78,30 @@ def test_missing_field(field: str) -> None:
 def test_row_without_images() -> None:
     with pytest.raises(RecordError, match="field 'images'"):
         normalise(_row(), n_images=0)
+
+
+def test_choices_are_used_verbatim_like_the_runner() -> None:
+    """The runner shows `if text` choices as given: padding kept, a whitespace-only choice shown, an empty one not."""
+    doc = normalise(_row(choices=["  red ", "green", " ", "", "purple"], correct_answer="A"), n_images=1)
+    assert doc.options == ("  red ", "green", " ", "", "purple")
+    assert [letter for letter, _ in doc.shown_options()] == ["A", "B", "C", "E"]
+
+
+@pytest.mark.parametrize(("label", "domain"), [
+    ("driving", "autonomous_driving"), ("surgical", "surgical_robotics"), ("industrial", "industrial_manufacturing"),
+    ("open datasets", "open_datasets"), ("Open Datasets", "open_datasets"), ("Home", "domestic"),
+    ("Driving", "autonomous_driving"), ("Industry", "industrial_manufacturing"), ("Surgery", "surgical_robotics"),
+    ("agriculture", "agriculture"), ("", "unknown"),
+])
+def test_domain_spellings_of_the_paper_and_the_runner_readme(label: str, domain: str) -> None:
+    assert normalise(_row(domain=label), n_images=1).domain == domain
+
+
+def test_unknown_labels_are_reported_together_with_counts_and_the_fix() -> None:
+    resolver = DEFAULTS.resolver("domain")
+    with pytest.raises(UnknownLabelsError) as error:
+        resolver.check(["driving", "Field robotics", "lab", "Field robotics", "domestic"])
+    text = str(error.value)
+    assert "'Field robotics' (2 rows), 'lab' (1 row)" in text
+    assert 'labels:\n  domain:\n    "Field robotics": <one of: agriculture' in text
+    assert "lmms_agentic_schema.yaml" in text
