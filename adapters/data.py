@@ -242,8 +242,10 @@ def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id:
     if candidate.is_symlink():
         target = candidate.resolve()
         allowed = [base.resolve(), candidate.parent.resolve()]
-        if base.parent.name == "snapshots":  # Hugging Face cache: files link into the repository's blob store
-            allowed.append(base.parent.parent.resolve())
+        for folder in (base, *base.parents):  # a Hugging Face cache snapshot: files link into the repo's blob store
+            if folder.parent.name == "snapshots":
+                allowed.append(folder.parent.parent.resolve())
+                break
         if not any(_inside(target, folder) for folder in allowed):
             raise refuse(f"is a link to {target}, which escapes the dataset folder {base}")
     if not candidate.is_file():

@@ -120,9 +120,11 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedS
 
 def load_canonical(benchmark: str, release: ReleaseSchema, normalise: Normaliser, image_column: str = "images",
                    check: Callable[[datasets.Dataset, ResolvedSchema], None] | None = None,
+                   finish: Callable[[datasets.Dataset], datasets.Dataset] | None = None,
                    ) -> tuple[datasets.Dataset, Location]:
     """Locate, load, check and normalise a benchmark (by name, as its `benchmark.json` declares it) once per
-    process and location. `check` runs table-level checks on the raw table (e.g. required columns)."""
+    process and location. `check` runs table-level checks on the raw table (e.g. required columns); `finish` a
+    last pass over the canonical documents (e.g. facts read from media headers)."""
     source = benchmarks.get(benchmark).source
     key = (source.benchmark, locate(source))
     if key not in _CACHE:
@@ -132,6 +134,8 @@ def load_canonical(benchmark: str, release: ReleaseSchema, normalise: Normaliser
             check(raw, schema)
         table = apply_field_map(raw, schema)
         docs = canonicalise(table, normalise, schema, image_column, location.describe())
+        if finish is not None:
+            docs = finish(docs)
         expected = benchmarks.get(benchmark).expected_rows
         provenance.record(benchmark, schema=schema.describe(), usable_rows=len(docs), expected_rows=expected)
         if location.kind != "mini" and expected is not None and len(docs) != expected:

@@ -5,7 +5,7 @@ dominated by an exactly repeated unit, a sentence, a cycle of sentences or a wor
 at the token limit without an answer (``truncated``); the per-task ``loop_rate`` / ``truncation_rate`` over such
 checks (``aggregate``).  Example of a loop, GLM-4.1V-Thinking repeating until the token limit:
 "The person then places another triangle next to the circle and the triangle." x N.
-Pure standard library, deterministic, no I/O.  Callers (per-sample scoring) pass the extractor's verdict as
+Deterministic, no I/O.  Callers (per-sample scoring) pass the extractor's verdict as
 ``answered`` and, when the backend reports them, the generated token count and the generation limit.
 
 COST.  Work is bounded by the tail window, whatever the input length: slicing the last ``RAW_TAIL_CHARS`` of a
@@ -74,8 +74,7 @@ usable, whatever the length.  Otherwise:
   * ``answered=None`` (the caller did not extract an answer) counts as not answered: a response cut at the limit
     lost its end, which is where the answer goes.
 Non-str input, empty or whitespace-only text and lmms-eval's failed-request marker (text starting with
-``REQUEST_FAILED_PREFIX``, the value of ``adapters.extract.REQUEST_FAILED_PREFIX``, repeated here so that this
-module imports nothing from the project) -> no loop, not truncated.
+``adapters.extract.REQUEST_FAILED_PREFIX``) -> no loop, not truncated.
 
 REPORTED CYCLE.  The repeating unit as normalised (case-folded, whitespace collapsed to single spaces), taken from
 its first copy in the tail and rotated, when that copy does not begin a sentence (the suffix can reach a few
@@ -94,6 +93,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
+
 __all__ = [
     "CYCLE_LOG_CHARS",
     "ESCAPE_CHARS",
@@ -110,7 +111,6 @@ __all__ = [
     "token_slack",
 ]
 
-REQUEST_FAILED_PREFIX = "[LMMS_EVAL_REQUEST_FAILED"
 TAIL_CHARS = 4096
 RAW_TAIL_CHARS = 8 * TAIL_CHARS
 MIN_REPEATS = 3

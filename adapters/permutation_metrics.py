@@ -47,8 +47,10 @@ GROUP_METRICS = ("orig_acc", "perm_mean_acc", "circular_acc", "consistency", "fl
 
 
 def metric_names(n_options: int) -> tuple[str, ...]:
-    """The metrics of a permutation task, in the order its `process_results` returns them."""
-    return (*METRICS, *(f"excess_{letter}" for letter in LETTERS[:n_options]), "orig_acc")
+    """The metrics of a permutation task, in the order its `process_results` returns them (`loop_rate` and
+    `truncation_rate`, plain means of every row, are reported by every task; see `adapters.samples`)."""
+    return (*METRICS, *(f"excess_{letter}" for letter in LETTERS[:n_options]), "loop_rate", "truncation_rate",
+            "orig_acc")
 
 
 def views(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,6 +67,9 @@ def views(record: Mapping[str, Any]) -> dict[str, Any]:
         "max_letter_excess": letters,
     }
     out.update({f"excess_{letter}": letters for letter in LETTERS[: len(record["permutation"])]})
+    loop = record["loop"]
+    out.update(loop_rate={"score": 100.0 if loop["loop"] else 0.0},
+               truncation_rate={"score": 100.0 if loop["truncated"] else 0.0})
     if int(record["perm_index"]) == 0:
         out["orig_acc"] = {"score": 100.0 if record["correct"] else 0.0}
     return out

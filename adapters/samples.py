@@ -20,6 +20,8 @@ Record fields, the same meaning in every MCQ benchmark:
 - `correct`: `pred == answer`;
 - `rule`, `no_answer_reason`, `extraction_path` ("rules" / "judge"), `judge` (the fallback's judge result or None);
 - `request_failed`: the backend returned lmms-eval's `[LMMS_EVAL_REQUEST_FAILED` marker (also a no-answer);
+- `loop`: the thinking-loop verdict on the raw reply (`adapters.loops`): `loop`, `truncated`, the repeating cycle,
+  the reply length; every task reports `loop_rate` and `truncation_rate` (`LOOP_VIEWS`);
 - `score`: 100 × whether this row counts as correct for the task's first metric (the benchmark's headline field,
   e.g. RoboVista's `correct_parity`); absent in permutation tasks, whose first metric is question-level;
 - benchmark-specific fields (RoboVista: `pred_parity`, `correct_parity`, `parity_mode`, `confidence`, ...).
@@ -39,6 +41,7 @@ from typing import Any
 
 from lmms_agentic.adapters import permutation, permutation_metrics
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
+from lmms_agentic.adapters.loops import check_response
 
 Record = dict[str, Any]
 View = Callable[[Mapping[str, Any]], Any]
@@ -52,6 +55,12 @@ def response_text(results: Sequence[Any]) -> object:
 
 def request_failed(response: object) -> bool:
     return isinstance(response, str) and response.lstrip().startswith(REQUEST_FAILED_PREFIX)
+
+
+def loop_check(response: object, answered: bool) -> dict[str, object]:
+    """The thinking-loop / truncation verdict of a reply (`adapters.loops`; no token counts reach process_results,
+    so `truncated` means "ends inside a loop, unanswered"; the report refines it with the logged token counts)."""
+    return check_response(response, answered=answered).as_dict()
 
 
 def mcq_record(benchmark: str, doc: Mapping[str, Any], response: object, extraction: Any) -> Record:
@@ -69,6 +78,7 @@ def mcq_record(benchmark: str, doc: Mapping[str, Any], response: object, extract
         "extraction_path": extraction.path,
         "judge": extraction.judge.as_dict() if extraction.judge is not None else None,
         "request_failed": request_failed(response),
+        "loop": loop_check(response, extraction.letter is not None),
     }
 
 
@@ -97,6 +107,18 @@ def no_answer_view(record: Mapping[str, Any]) -> Any:
     return score(record["pred"] is None)
 
 
+def loop_view(record: Mapping[str, Any]) -> Any:
+    return score(bool(record["loop"]["loop"]))
+
+
+def truncation_view(record: Mapping[str, Any]) -> Any:
+    return score(bool(record["loop"]["truncated"]))
+
+
+LOOP_VIEWS: dict[str, View] = {"loop_rate": loop_view, "truncation_rate": truncation_view}
+"""Reported by every task (MCQ, permutation and free-form alike), after its own metrics."""
+
+
 def request_failed_view(record: Mapping[str, Any]) -> Any:
     return score(bool(record["request_failed"]))
 
@@ -115,7 +137,7 @@ def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Reco
             record.update(permutation.row_fields(doc, record["pred"]))
             return permutation_metrics.views(record)
         record["score"] = 100.0 if record[score_field] else 0.0
-        chosen = views(doc) if callable(views) else views
+        chosen = {**(views(doc) if callable(views) else views), **LOOP_VIEWS}
         return {record_metric: record, **{name: view(record) for name, view in chosen.items()}}
 
     return process_results

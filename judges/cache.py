@@ -15,17 +15,23 @@ locks, degrade one entry at a time, can be inspected with ``cat`` and pruned wit
 most an ignored ``.tmp-*`` file.  Cost: one small file per judge call (a full Agent-X run is ~10k files), sharded
 over 256 sub-directories.
 
-An entry is valid only if it decodes to a dict with the current ``format``, its own ``key`` and a ``raw_reply``
-string; anything else (truncated by a power loss, edited by hand, an old format) is logged, counted as
-``corrupt`` and treated as a miss, and the next successful answer overwrites it.  Only replies that parsed are
-stored (the client never caches transport errors, refusals or parse failures).  Entries hold no headers and no
-key.  Files are written without fsync: a process crash cannot produce a partial entry; a power loss can, and is
-then detected as corrupt.
+Integrity: every entry carries ``checksum``, the SHA-256 of its own canonical JSON (sorted keys, ASCII, compact)
+without that field, and files are written as ASCII JSON (``ensure_ascii``), so any stray byte is detectable.
+An entry is served only if the file decodes, is a JSON object of the current ``format``, names its own ``key``,
+holds a ``raw_reply`` string, its checksum matches, and (when the caller says what it expects) its template id,
+version, digest and requested model are the request's.  Anything else -- a non-UTF-8 or truncated file (power
+loss), a hand-edited entry, an entry of an older format (format 1 had no checksum), another request's answer --
+is logged (the first few at WARNING), counted as ``corrupt`` and treated as a miss: the client asks the judge
+again and the next answer atomically replaces the file.  Only replies that parsed are stored (the client never
+caches transport errors, refusals, parse failures or ``judge_unavailable``).  Entries hold no headers and no key.
+Files are written without fsync: a killed process cannot leave a partial entry (the temporary file is ignored);
+a power loss can, and it then fails its checksum.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -38,11 +44,19 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CACHE_FORMAT", "CacheStats", "JudgeCache"]
+__all__ = ["CACHE_FORMAT", "CacheStats", "JudgeCache", "entry_checksum"]
 
 log = logging.getLogger(__name__)
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 _KEY = re.compile(r"[0-9a-f]{64}")
+_LOUD_CORRUPT = 5  # damaged entries logged at WARNING per cache object; later ones at DEBUG
+
+
+def entry_checksum(record: Mapping[str, Any]) -> str:
+    """SHA-256 of ``record`` without its ``checksum`` field, over canonical JSON (sorted keys, ASCII, compact)."""
+    payload = {k: v for k, v in record.items() if k != "checksum"}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return "sha256:" + hashlib.sha256(blob.encode("ascii")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,7 @@ class JudgeCache:
         self.root = Path(root).expanduser()
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "writes": 0, "corrupt": 0}
+        self._warned_old_format = False
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.root)!r})"
@@ -85,44 +100,82 @@ class JudgeCache:
         with self._lock:
             return CacheStats(**self._counts)
 
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored entry, or None on a miss (including a corrupt entry, which is logged)."""
+    def get(self, key: str, expect: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
+        """The stored entry, or None on a miss.  A damaged or inconsistent entry (see the module docstring) is
+        logged, counted as ``corrupt`` and is a miss.  ``expect``: fields the entry must hold with these values
+        (e.g. the template id and version of the request); a mismatch is treated like damage."""
         path = self.path(key)
         try:
-            text = path.read_text(encoding="utf-8")
+            data = path.read_bytes()
         except FileNotFoundError:
             self._count("misses")
             return None
         except OSError as err:
             return self._corrupt(path, f"unreadable ({err.__class__.__name__})")
         try:
-            entry = json.loads(text)
+            entry = json.loads(data.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            return self._corrupt(path, f"not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start})")
         except ValueError:
-            return self._corrupt(path, "not valid JSON")
-        if not isinstance(entry, dict) or entry.get("format") != CACHE_FORMAT:
-            return self._corrupt(path, "not a cache entry of the current format")
+            return self._corrupt(path, "not valid JSON (truncated or damaged)")
+        if not isinstance(entry, dict):
+            return self._corrupt(path, "not a JSON object")
+        if entry.get("format") != CACHE_FORMAT:
+            return self._corrupt(path, f"format {entry.get('format')!r}, not {CACHE_FORMAT}", old=True)
         if entry.get("key") != key or not isinstance(entry.get("raw_reply"), str):
             return self._corrupt(path, "key mismatch or missing raw_reply")
+        try:
+            intact = entry.get("checksum") == entry_checksum(entry)
+        except ValueError:  # NaN/Infinity cannot be in an entry this module wrote
+            intact = False
+        if not intact:
+            return self._corrupt(path, "checksum mismatch (edited or damaged)")
+        for field, value in (expect or {}).items():
+            if entry.get(field) != value:
+                return self._corrupt(path, f"{field} is {entry.get(field)!r}, the request's is {value!r}")
         self._count("hits")
         return entry
 
-    def _corrupt(self, path: Path, why: str) -> dict[str, Any] | None:
-        log.warning("judge cache: skipping corrupt entry %s (%s); it is treated as a miss and will be rewritten",
-                    path, why)
+    def discard(self, key: str, why: str) -> None:
+        """Turn the last ``get`` of ``key`` from a hit into a corrupt miss (the caller found the entry unusable,
+        e.g. its reply no longer parses).  The file stays until the next answer replaces it."""
+        with self._lock:
+            self._counts["hits"] = max(0, self._counts["hits"] - 1)
+        self._corrupt(self.path(key), why)
+
+    def _corrupt(self, path: Path, why: str, *, old: bool = False) -> dict[str, Any] | None:
         with self._lock:
             self._counts["corrupt"] += 1
             self._counts["misses"] += 1
+            n = self._counts["corrupt"]
+            first_old = old and not self._warned_old_format
+            if old:
+                self._warned_old_format = True
+        if old:
+            if first_old:
+                log.warning("judge cache %s: entries written by an older version (%s) are re-requested once and "
+                            "replaced", self.root, why)
+            else:
+                log.debug("judge cache: old-format entry %s (%s) is a miss", path, why)
+            return None
+        note = " (further damaged entries are logged at DEBUG)" if n == _LOUD_CORRUPT else ""
+        log.log(logging.WARNING if n <= _LOUD_CORRUPT else logging.DEBUG,
+                "judge cache: skipping corrupt entry %s (%s); it is treated as a miss, re-requested and rewritten%s",
+                path, why, note)
         return None
 
     def put(self, key: str, entry: Mapping[str, Any]) -> None:
-        """Store ``entry`` (JSON-serialisable) under ``key`` atomically (temp file + os.replace)."""
+        """Store ``entry`` (JSON-serialisable) under ``key`` atomically (temp file + os.replace), with its
+        checksum.  Raises OSError (disk full, read-only) or ValueError (not serialisable as strict JSON)."""
         path = self.path(key)
         record = {**entry, "format": CACHE_FORMAT, "key": key, "written_at": time.time()}
-        data = json.dumps(record, ensure_ascii=False, sort_keys=True)
+        record.pop("checksum", None)
+        record["checksum"] = entry_checksum(record)
+        data = json.dumps(record, ensure_ascii=True, sort_keys=True, allow_nan=False).encode("ascii")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.replace(tmp, path)
         except BaseException:

@@ -2,8 +2,18 @@
 
 Owns: building the request body from a ``JudgeRequest``, the cache key, the HTTP exchange with bounded retries
 (exponential backoff with jitter on timeouts, connection errors, truncated or undecodable bodies, 408/429/5xx;
-``retry-after-ms``/``Retry-After`` honoured up to ``retry_after_max``), turning the reply into a
-``JudgeResult`` (parsed, refusal, parse failure, transport error), the thread-pool batch API and counters.
+``retry-after-ms``/``Retry-After`` honoured up to ``retry_after_max``), the circuit breaker, turning the reply
+into a ``JudgeResult`` (parsed, refusal, parse failure, transport error, judge unavailable), the thread-pool batch
+API and counters.
+
+Circuit breaker (one per client, shared by its threads; ``JudgeConfig.breaker_*``): every HTTP attempt that ends
+without an answer (timeout, connection error, 408/409/429/5xx, 401/403/404/405/407, an unreadable body) extends a
+run of failures; any answer (a 200 the client can read, or a request-specific 400/413/422) ends it.  When the run
+reaches ``breaker_threshold`` attempts and has lasted ``breaker_window`` seconds, the breaker opens: one WARNING
+line says so, requests waiting to retry stop at once, and every later request is returned unscored as
+``judge_unavailable`` without being sent, so a judge that is down costs seconds, not minutes per item.  Every
+``breaker_cooldown`` seconds one request is let through as a probe (one attempt); an answer closes the breaker (one
+WARNING line).  Unscored results are never cached, so a later run asks for them again.
 
 Never raises for judge trouble: every transport, refusal or parse problem becomes an unscored result (lmms-eval
 re-runs ``process_results`` on an exception, repeating every judge call).  Template errors (missing fields) do
@@ -30,15 +40,16 @@ import httpx
 from tqdm import tqdm
 
 from .cache import JudgeCache
-from .config import PRESETS, JudgeConfig, redact
+from .config import PRESETS, JudgeConfig, mask_url, redact
 from .parsers import looks_like_refusal
-from .result import NOT_CONFIGURED, PARSE_FAILURE, REFUSAL, TRANSPORT_ERROR, JudgeResult
+from .result import JUDGE_UNAVAILABLE, NOT_CONFIGURED, PARSE_FAILURE, REFUSAL, TRANSPORT_ERROR, JudgeResult
 from .templates import JudgeRequest, PromptTemplate
 
 __all__ = ["JudgeClient", "default_client", "request_key", "reset_default_client"]
 
 log = logging.getLogger(__name__)
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+_ANSWERED_STATUS = frozenset({400, 413, 422})  # the server works; this request is the problem: not a breaker failure
 _KEY_VERSION = 1
 _LOUD_FAILURES = 5  # transport failures logged at WARNING per client; later ones at DEBUG
 
@@ -73,9 +84,92 @@ class _Reply:
 
 
 class _Failure(Exception):
-    def __init__(self, detail: str, retryable: bool, retry_after: float | None = None) -> None:
+    def __init__(self, detail: str, retryable: bool, retry_after: float | None = None,
+                 answered: bool = False) -> None:
         super().__init__(detail)
-        self.detail, self.retryable, self.retry_after = detail, retryable, retry_after
+        self.detail, self.retryable, self.retry_after, self.answered = detail, retryable, retry_after, answered
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What ``_post`` ended with: a reply, or a failure detail; ``unavailable`` when the breaker stopped it."""
+
+    reply: _Reply | None
+    failure: str | None
+    attempts: int
+    unavailable: bool = False
+
+
+class _Breaker:
+    """The client's circuit breaker (see the module docstring).  All state is guarded by its own lock."""
+
+    def __init__(self, threshold: int, window: float, cooldown: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.threshold, self.window, self.cooldown, self._clock = threshold, window, cooldown, clock
+        self._lock = threading.Lock()
+        self.opened = threading.Event()
+        """Set while the breaker is open: retry sleeps wait on it, so opening wakes them."""
+        self._streak = 0
+        self._since: float | None = None  # start of the current run without an answer
+        self._probe_at = 0.0
+        self._probing = False
+        self.trips = 0
+        self.refused = 0  # requests answered judge_unavailable while open
+
+    @property
+    def enabled(self) -> bool:
+        return self.threshold > 0
+
+    @property
+    def is_open(self) -> bool:
+        return self.opened.is_set()
+
+    def admit(self) -> str:
+        """"send" (closed), "probe" (open, this caller sends the one probe attempt) or "refuse"."""
+        if not self.enabled:
+            return "send"
+        with self._lock:
+            if self._since is None:
+                self._since = self._clock()
+            if not self.opened.is_set():
+                return "send"
+            if not self._probing and self._clock() >= self._probe_at:
+                self._probing = True
+                return "probe"
+            self.refused += 1
+            return "refuse"
+
+    def answered(self) -> int | None:
+        """An attempt got an answer: the run of failures ends.  Returns the refusal count if this closed it."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            self._streak, self._since, self._probing = 0, self._clock(), False
+            if not self.opened.is_set():
+                return None
+            self.opened.clear()
+            refused, self.refused = self.refused, 0
+            return refused
+
+    def failed(self, probe: bool) -> tuple[int, float] | None:
+        """An attempt failed.  Returns (failures, seconds) if this opened the breaker (first time or again)."""
+        if not self.enabled:
+            return None
+        with self._lock:
+            now = self._clock()
+            self._streak += 1
+            if self._since is None:
+                self._since = now
+            if probe:
+                self._probing = False
+                self._probe_at = now + self.cooldown
+                return None
+            if self.opened.is_set() or self._streak < self.threshold or now - self._since < self.window:
+                return None
+            self._probe_at = now + self.cooldown
+            self.trips += 1
+            self.opened.set()
+            return self._streak, now - self._since
 
 
 def _retry_after(response: httpx.Response) -> float | None:
@@ -137,6 +231,8 @@ class JudgeClient:
         self._http: httpx.Client | None = None
         self._counts: Counter[str] = Counter()
         self._warned_unconfigured = False
+        cfg = self.config
+        self._breaker = _Breaker(cfg.breaker_threshold, cfg.breaker_window, cfg.breaker_cooldown)
         log.info("%s", self.config.describe())
         model = self.config.model
         if model and self.config.preset is None and model in PRESETS and PRESETS[model].model != model:
@@ -174,7 +270,7 @@ class JudgeClient:
 
     @property
     def stats(self) -> dict[str, Any]:
-        """HTTP attempts, retries, results by outcome and cache counters since creation."""
+        """HTTP attempts, retries, results by outcome, cache counters and the breaker since creation."""
         with self._lock:
             counts = dict(self._counts)
         unscored = {k.removeprefix("unscored:"): v for k, v in counts.items() if k.startswith("unscored:")}
@@ -182,7 +278,13 @@ class JudgeClient:
             "http_requests": counts.get("http_requests", 0), "retries": counts.get("retries", 0),
             "scored": counts.get("scored", 0), "unscored": unscored, "deduplicated": counts.get("deduplicated", 0),
             "cache": self.cache.stats.as_dict() if self.cache is not None else None,
+            "breaker": {"open": self._breaker.is_open, "trips": self._breaker.trips},
         }
+
+    @property
+    def available(self) -> bool:
+        """False while the circuit breaker is open (the judge is treated as down; see the module docstring)."""
+        return not self._breaker.is_open
 
     # ------------------------------------------------------------ request building
     def _prepare(self, request: JudgeRequest) -> _Prepared:
@@ -209,11 +311,15 @@ class JudgeClient:
         return result
 
     # ------------------------------------------------------------ HTTP
-    def _post(self, body: Mapping[str, Any]) -> tuple[_Reply | None, str | None, int]:
-        """(reply, None, attempts) or (None, failure detail, attempts) after the bounded retries."""
+    def _post(self, body: Mapping[str, Any]) -> _Outcome:
+        """The reply, or the failure after the bounded retries, or ``unavailable`` when the breaker stops it."""
         cfg = self.config
         attempts, detail = 0, "no attempt made"
         for attempt in range(1, cfg.max_retries + 2):
+            admission = self._breaker.admit()
+            if admission == "refuse":
+                why = "the judge is unavailable (circuit breaker open after consecutive transport failures)"
+                return _Outcome(None, f"{why}; last failure: {detail}" if attempts else why, attempts, True)
             attempts = attempt
             self._count("http_requests")
             try:
@@ -222,22 +328,59 @@ class JudgeClient:
                     text = response.text[:300].replace("\n", " ")
                     raise _Failure(f"HTTP {response.status_code}: {text}",
                                    retryable=response.status_code in _RETRY_STATUS,
-                                   retry_after=_retry_after(response))
-                return _decode(response), None, attempts
+                                   retry_after=_retry_after(response),
+                                   answered=response.status_code in _ANSWERED_STATUS)
+                reply = _decode(response)
             except _Failure as err:
                 failure = err
             except httpx.TimeoutException as err:
                 failure = _Failure(f"timeout after {cfg.timeout}s ({err.__class__.__name__})", retryable=True)
             except httpx.HTTPError as err:
                 failure = _Failure(f"{err.__class__.__name__}: {err}", retryable=True)
-            detail = redact(failure.detail, [cfg.api_key])
+            else:
+                self._answered()
+                return _Outcome(reply, None, attempts)
+            detail = redact(mask_url(failure.detail), [cfg.api_key])
+            if failure.answered:
+                self._answered()
+            else:
+                self._failed(admission == "probe", detail)
+            if admission == "probe":  # a probe is one attempt; the breaker stays open
+                why = "the judge is unavailable (circuit breaker open; a probe request failed)"
+                return _Outcome(None, f"{why}: {detail}", attempts, True)
             if not failure.retryable or attempt > cfg.max_retries:
                 break
             delay = self._delay(attempt, failure.retry_after)
             log.debug("judge request failed (%s); retry %d/%d in %.3fs", detail, attempt, cfg.max_retries, delay)
             self._count("retries")
+            self._pause(delay)
+        return _Outcome(None, detail, attempts)
+
+    def _answered(self) -> None:
+        refused = self._breaker.answered()
+        if refused is not None:
+            log.warning("judge reachable again at %s: circuit breaker closed (%d request(s) were unscored as %s "
+                        "while it was open; rerun to score them)", mask_url(self.config.endpoint), refused,
+                        JUDGE_UNAVAILABLE)
+
+    def _failed(self, probe: bool, detail: str) -> None:
+        opened = self._breaker.failed(probe)
+        if opened is None:
+            return
+        failures, seconds = opened
+        cfg = self.config
+        log.warning("JUDGE UNAVAILABLE: %d consecutive failed attempts to %s over %.1fs (last: %s); the remaining "
+                    "judge requests of this run are unscored as %s without being sent (one probe every %gs; set "
+                    "LMMS_AGENTIC_JUDGE_BREAKER=0 to disable). Rerun once the judge is reachable: cached answers are "
+                    "not re-sent.", failures, mask_url(cfg.endpoint), seconds, detail, JUDGE_UNAVAILABLE,
+                    cfg.breaker_cooldown)
+
+    def _pause(self, delay: float) -> None:
+        """Sleep before a retry; with the default sleep, an opening breaker cuts the wait short."""
+        if self._sleep is time.sleep and self._breaker.enabled:
+            self._breaker.opened.wait(delay)
+        else:
             self._sleep(delay)
-        return None, detail, attempts
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         cfg = self.config
@@ -277,19 +420,36 @@ class JudgeClient:
                     "model_reported": reply.model, "raw_reply": reply.content,
                     "finish_reason": reply.finish_reason, "temperature": self.config.temperature,
                 })
-            except OSError as err:  # a full or read-only disk must not fail the evaluation
-                log.warning("judge cache: could not store an answer under %s (%s)", self.cache.root, err)
+            except (OSError, ValueError) as err:  # a full or read-only disk must not fail the evaluation
+                log.warning("judge cache: could not store an answer under %s (%s)", self.cache.root,
+                            redact(str(err), [self.config.api_key]))
         return self._result(prepared, score=parsed.score, dimensions=dict(parsed.dimensions), label=parsed.label,
                             fields=dict(parsed.fields), raw_reply=reply.content, **common)
 
+    def _cached(self, prepared: _Prepared) -> JudgeResult | None:
+        """The result from a usable cache entry, or None (miss; damaged, inconsistent or unparsable entries are
+        counted as corrupt and re-requested)."""
+        if prepared.key is None or self.cache is None:
+            return None
+        template = prepared.request.template
+        expect = {"template_id": template.id, "template_version": template.version,
+                  "template_digest": template.digest, "model_requested": self.config.model}
+        entry = self.cache.get(prepared.key, expect=expect)
+        if entry is None:
+            return None
+        model = entry.get("model_reported")
+        finish = entry.get("finish_reason")
+        reply = _Reply(entry["raw_reply"], None, finish if isinstance(finish, str) else None,
+                       model if isinstance(model, str) else None)
+        if not prepared.request.template.parser(reply.content or "").ok:
+            self.cache.discard(prepared.key, "its reply does not parse under the template's parser")
+            return None
+        return self._from_reply(prepared, reply, attempts=0, cached=True)
+
     def _judge_prepared(self, prepared: _Prepared) -> JudgeResult:
-        if prepared.key is not None and self.cache is not None:
-            entry = self.cache.get(prepared.key)
-            if entry is not None:
-                model = entry.get("model_reported")
-                reply = _Reply(entry["raw_reply"], None, entry.get("finish_reason"),
-                               model if isinstance(model, str) else None)
-                return self._from_reply(prepared, reply, attempts=0, cached=True)
+        cached = self._cached(prepared)
+        if cached is not None:
+            return cached
         if not self.config.configured:
             if not self._warned_unconfigured:
                 self._warned_unconfigured = True
@@ -297,18 +457,21 @@ class JudgeClient:
                             "or LMMS_AGENTIC_JUDGE_BASE_URL and LMMS_AGENTIC_JUDGE_MODEL (see lmms_agentic.judges)")
             return self._result(prepared, score=None, unscored_reason=NOT_CONFIGURED,
                                 detail="no judge base URL/model configured")
-        answer, failure, attempts = self._post(prepared.body)
-        if answer is None:
+        outcome = self._post(prepared.body)
+        if outcome.unavailable:
+            return self._result(prepared, score=None, unscored_reason=JUDGE_UNAVAILABLE, detail=outcome.failure,
+                                attempts=outcome.attempts)
+        if outcome.reply is None:
             with self._lock:
                 self._counts["transport_failures"] += 1
                 n = self._counts["transport_failures"]
             note = " (further transport failures are logged at DEBUG; see the coverage report)"
             log.log(logging.WARNING if n <= _LOUD_FAILURES else logging.DEBUG,
                     "judge request for item %s failed after %d attempt(s): %s%s", prepared.request.item_id,
-                    attempts, failure, note if n == _LOUD_FAILURES else "")
-            return self._result(prepared, score=None, unscored_reason=TRANSPORT_ERROR, detail=failure,
-                                attempts=attempts)
-        return self._from_reply(prepared, answer, attempts=attempts, cached=False)
+                    outcome.attempts, outcome.failure, note if n == _LOUD_FAILURES else "")
+            return self._result(prepared, score=None, unscored_reason=TRANSPORT_ERROR, detail=outcome.failure,
+                                attempts=outcome.attempts)
+        return self._from_reply(prepared, outcome.reply, attempts=outcome.attempts, cached=False)
 
     def judge(self, request: JudgeRequest) -> JudgeResult:
         """Judge one request (cache first).  Never raises for transport, refusal or parse problems.

@@ -21,15 +21,23 @@ LMMS_AGENTIC_JUDGE_MAX_RETRIES         retries after the first attempt (default 
 LMMS_AGENTIC_JUDGE_BACKOFF             base backoff delay in seconds (default 1; doubles per retry, jittered)
 LMMS_AGENTIC_JUDGE_MIN_COVERAGE        scored fraction below which coverage warns (default 0.95)
 LMMS_AGENTIC_JUDGE_STRICT_COVERAGE     1/true: raise instead of warning on low coverage
+LMMS_AGENTIC_JUDGE_BREAKER             circuit breaker: consecutive failed HTTP attempts (no answer in between)
+                                       after which the judge is treated as down (default 10; 0 turns it off)
+LMMS_AGENTIC_JUDGE_BREAKER_SECONDS     ... and for at least this many seconds without an answer (default 10)
+LMMS_AGENTIC_JUDGE_BREAKER_COOLDOWN    seconds between single probe requests while the breaker is open (default 60)
 =====================================  ==========================================================================
 
 Temperature is an argument only (default 0; presets pin 0): no variable can silently change sampling.
+
+Secrets: the key lives in a ``Secret`` (never printed); ``describe()`` also masks credentials written into the base
+URL (``https://user:***@host``, ``?key=***``), so a key pasted into the URL does not reach the logs either.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,6 +53,7 @@ __all__ = [
     "Secret",
     "env_flag",
     "get_preset",
+    "mask_url",
     "redact",
 ]
 
@@ -55,7 +64,8 @@ ENV = MappingProxyType({
     "api_key": _PREFIX + "API_KEY", "api_version": _PREFIX + "API_VERSION", "cache_dir": _PREFIX + "CACHE",
     "concurrency": _PREFIX + "CONCURRENCY", "timeout": _PREFIX + "TIMEOUT", "max_retries": _PREFIX + "MAX_RETRIES",
     "backoff_base": _PREFIX + "BACKOFF", "min_coverage": _PREFIX + "MIN_COVERAGE",
-    "strict_coverage": _PREFIX + "STRICT_COVERAGE",
+    "strict_coverage": _PREFIX + "STRICT_COVERAGE", "breaker_threshold": _PREFIX + "BREAKER",
+    "breaker_window": _PREFIX + "BREAKER_SECONDS", "breaker_cooldown": _PREFIX + "BREAKER_COOLDOWN",
 })
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 _OFF = {"", "0", "off", "none", "false", "no"}
@@ -91,6 +101,17 @@ def redact(text: str, secrets: Iterable[str | Secret | None]) -> str:
         if value:
             text = text.replace(value, "***")
     return text
+
+
+_URL_PASSWORD = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.-]*://[^/@:\s]*:)[^/@\s]*@")
+_URL_SECRET_PARAM = re.compile(r"(?P<head>[?&](?:[a-z_-]*(?:key|token|secret|sig|signature|password|auth)"
+                               r"[a-z_-]*)=)[^&#\s]*", re.IGNORECASE)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with a password in its user-info and the values of key/token-like query parameters masked."""
+    url = _URL_PASSWORD.sub(lambda m: m.group("head") + "***@", url)
+    return _URL_SECRET_PARAM.sub(lambda m: m.group("head") + "***", url)
 
 
 @dataclass(frozen=True)
@@ -170,6 +191,14 @@ class JudgeConfig:
     min_coverage: float = 0.95
     strict_coverage: bool = False
     extra_body: Mapping[str, Any] = field(default_factory=dict)
+    breaker_threshold: int = 10
+    """Consecutive failed HTTP attempts (timeouts, connection errors, 429/5xx, 401/403/404, unreadable bodies; no
+    answer in between) after which the judge is treated as down: 0 turns the circuit breaker off."""
+    breaker_window: float = 10.0
+    """... and the failures must span at least this many seconds without an answer (a burst of 429s under a rate
+    limit, answered again a second later, does not open the breaker)."""
+    breaker_cooldown: float = 60.0
+    """While open, one probe request (a single attempt) is let through this often; an answer closes the breaker."""
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):
@@ -180,6 +209,8 @@ class JudgeConfig:
             raise ValueError("timeout must be > 0, concurrency >= 1, max_retries >= 0, backoff_base >= 0")
         if not 0.0 <= self.min_coverage <= 1.0:
             raise ValueError(f"min_coverage must be in [0, 1], got {self.min_coverage}")
+        if self.breaker_threshold < 0 or self.breaker_window < 0 or self.breaker_cooldown < 0:
+            raise ValueError("breaker_threshold, breaker_window and breaker_cooldown must be >= 0")
 
     @property
     def key(self) -> str | None:
@@ -219,10 +250,18 @@ class JudgeConfig:
 
     def describe(self) -> str:
         """One-line summary for logs (no key, only whether one is set)."""
-        return (f"judge model={self.model!r} base_url={self.base_url!r} preset={self.preset!r} "
+        base_url = redact(mask_url(self.base_url), [self.api_key]) if self.base_url else None
+        return (f"judge model={self.model!r} base_url={base_url!r} preset={self.preset!r} "
                 f"temperature={self.temperature} api_version={self.api_version!r} "
                 f"key={'set' if self.key else 'unset'} cache={str(self.cache_path) if self.cache_path else 'off'} "
-                f"concurrency={self.concurrency} timeout={self.timeout}s retries={self.max_retries}")
+                f"concurrency={self.concurrency} timeout={self.timeout}s retries={self.max_retries} "
+                f"breaker={self._breaker_text()}")
+
+    def _breaker_text(self) -> str:
+        if not self.breaker_threshold:
+            return "off"
+        return (f"{self.breaker_threshold} failures/{self.breaker_window:g}s "
+                f"(probe every {self.breaker_cooldown:g}s)")
 
     def __repr__(self) -> str:
         return f"JudgeConfig({self.describe()})"
@@ -252,7 +291,8 @@ class JudgeConfig:
             raw = env[ENV["cache_dir"]].strip()
             values["cache_dir"] = None if raw.lower() in _OFF else raw
         for key, kind in (("concurrency", int), ("max_retries", int), ("timeout", float),
-                          ("backoff_base", float), ("min_coverage", float)):
+                          ("backoff_base", float), ("min_coverage", float), ("breaker_threshold", int),
+                          ("breaker_window", float), ("breaker_cooldown", float)):
             number = _number(env, key, kind)
             if number is not None:
                 values[key] = number

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
+    "JUDGE_UNAVAILABLE",
     "NOT_CONFIGURED",
     "PARSE_FAILURE",
     "REFUSAL",
@@ -30,7 +31,10 @@ REFUSAL: Final = "refusal"
 """The judge declined: an OpenAI ``refusal`` field, finish_reason ``content_filter`` or an apology reply."""
 NOT_CONFIGURED: Final = "not_configured"
 """No judge endpoint configured (LMMS_AGENTIC_JUDGE_BASE_URL / _MODEL / _PRESET unset); nothing was sent."""
-UNSCORED_REASONS: Final = (PARSE_FAILURE, TRANSPORT_ERROR, REFUSAL, NOT_CONFIGURED)
+JUDGE_UNAVAILABLE: Final = "judge_unavailable"
+"""Not sent (or given up mid-retry): the client's circuit breaker had opened after a run of consecutive transport
+failures, so the judge was treated as down for the rest of the run.  Never cached: a later run asks again."""
+UNSCORED_REASONS: Final = (PARSE_FAILURE, TRANSPORT_ERROR, REFUSAL, NOT_CONFIGURED, JUDGE_UNAVAILABLE)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Zero-flag task discovery: the one module that touches lmms-eval internals.
+"""The one module that touches lmms-eval internals: zero-flag task discovery, data provenance in every results
+file, and no retries of deterministic data errors.
 
 Why this exists: lmms-eval 0.7 has no entry-point group for *tasks*, only for models
 (`lmms_eval.models`), and its `LMMS_EVAL_PLUGINS` variable adds plugin tasks only after the
@@ -7,10 +8,18 @@ task index has been built (so it does not work from the CLI). lmms-eval does, ho
 before it builds its `TaskManager`. `register()` is that entry point: it registers no model and
 wraps `TaskManager.initialize_tasks` so that our task folder is appended to every task index.
 
-The wrap is guarded by the lmms-eval version it was written against. If the host is a different
-version or its internals are not as expected, `register()` logs one warning that names the
-supported fallback (`--include_path "$(python -m lmms_agentic tasks-dir)"`) and changes nothing.
-Set `LMMS_AGENTIC_AUTO_REGISTER=0` to opt out.
+Two more adjustments, made at the same moment and under the same guard:
+- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "data"}}` to every results file:
+  what data each of our benchmarks actually used (Hub id and resolved commit, or local path and fingerprint; rows,
+  excluded records, schema override; `adapters.provenance`).
+- `ConfigurableTask.download` (which runs `process_docs`) is wrapped by lmms-eval in a retry of 5 attempts (2 s
+  apart): a data or record error of ours is deterministic, so it is not retried and reaches the user once, with the
+  benchmark, record, field and fix in its message.
+
+The wraps are guarded by the lmms-eval version they were written against. If the host is a different version or its
+internals are not as expected, `register()` logs one warning that names the supported fallback
+(`--include_path "$(python -m lmms_agentic tasks-dir)"`) and changes nothing. Set `LMMS_AGENTIC_AUTO_REGISTER=0` to
+opt out of all three.
 """
 
 from __future__ import annotations
@@ -90,7 +99,54 @@ def install_task_path() -> bool:
 
     setattr(initialize_tasks, _WRAPPED_MARKER, True)
     TaskManager.initialize_tasks = initialize_tasks
+    _record_data_in_results()
+    _no_retry_for_data_errors()
     return True
+
+
+def deterministic_errors() -> tuple[type[BaseException], ...]:
+    """Our errors that a retry cannot fix (bad data, records, manifests, schema overrides, missing media)."""
+    from lmms_agentic.adapters.benchmarks import ManifestError
+    from lmms_agentic.adapters.data import DataLoadError
+    from lmms_agentic.adapters.docs import ReleaseColumnsError
+    from lmms_agentic.adapters.release_schema import SchemaOverrideError, UnknownLabelsError
+    from lmms_agentic.adapters.schema import RecordError
+
+    return (DataLoadError, RecordError, ManifestError, SchemaOverrideError, UnknownLabelsError, ReleaseColumnsError)
+
+
+def _no_retry_for_data_errors() -> None:
+    """Make lmms-eval's dataset-loading retry give up at once on our deterministic errors (re-raised as they are)."""
+    from lmms_eval.api.task import ConfigurableTask
+
+    retrying = getattr(ConfigurableTask.download, "retry", None)
+    if retrying is None or getattr(retrying, _WRAPPED_MARKER, False):
+        return
+    import tenacity
+
+    retrying.retry = tenacity.retry_all(retrying.retry, tenacity.retry_if_not_exception_type(deterministic_errors()))
+    setattr(retrying, _WRAPPED_MARKER, True)
+
+
+def _record_data_in_results() -> None:
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
+
+    original: Callable[..., Any] = EvaluationTracker.save_results_aggregated
+    if getattr(original, _WRAPPED_MARKER, False):
+        return
+
+    @functools.wraps(original)
+    def save_results_aggregated(self: Any, results: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        from lmms_agentic import __version__
+        from lmms_agentic.adapters import provenance
+
+        used = provenance.used()
+        if used:
+            results["lmms_agentic"] = {"version": __version__, "data": used}
+        return original(self, results, *args, **kwargs)
+
+    setattr(save_results_aggregated, _WRAPPED_MARKER, True)
+    EvaluationTracker.save_results_aggregated = save_results_aggregated
 
 
 def register() -> list[Any]:

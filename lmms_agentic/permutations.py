@@ -74,6 +74,10 @@ def _is_mcq_leaf(path: Path) -> bool:
 def _template(mode: str, n_options: int) -> str:
     lines = []
     for name in permutation_metrics.metric_names(n_options):
+        if name in ("loop_rate", "truncation_rate"):
+            lines.append(f"  - {{metric: {name}, aggregation: !function lmms_agentic.adapters.stats.mean_score, "
+                         f"higher_is_better: false}}")
+            continue
         better = name not in permutation_metrics.LOWER_IS_BETTER and not name.startswith("excess_")
         lines.append(f"  - {{metric: {name}, aggregation: !function {METRICS_MODULE}.{name}, "
                      f"higher_is_better: {str(better).lower()}}}")

@@ -35,7 +35,26 @@ CONVENTION_VARIANTS = ("norm1000_yx", "norm1000_xy")
 # --------------------------------------------------------------------------- loading (process_docs)
 
 def _loaded() -> tuple[datasets.Dataset, Location]:
-    return load_canonical(records.BENCHMARK, records.SCHEMA, records.normalise, IMAGES, check=records.check_columns)
+    return load_canonical(records.BENCHMARK, records.SCHEMA, records.normalise, IMAGES, check=records.check_columns,
+                          finish=_with_image_sizes)
+
+
+def _with_image_sizes(docs: datasets.Dataset) -> datasets.Dataset:
+    """Coordinate items without a recorded image size get their first image's size (read from its header, no
+    decode), so prompts and scoring render the same options; lmms-eval removes images before process_results."""
+    metas = docs["metadata_json"]
+    changed = list(metas)
+    for index, raw in enumerate(metas):
+        meta = json.loads(raw)
+        if meta.get("option_coordinates") and not (meta.get("image_width") and meta.get("image_height")):
+            cells = docs[index][IMAGES] or []
+            if cells:
+                with as_pil(cells[0], where=f"agentvqa record {docs[index]['id']!r}, {IMAGES}[0]") as image:
+                    meta["image_width"], meta["image_height"] = image.size
+                changed[index] = json.dumps(meta, sort_keys=True, ensure_ascii=False)
+    if changed == metas:
+        return docs
+    return docs.remove_columns(["metadata_json"]).add_column("metadata_json", changed)
 
 
 def all_docs() -> datasets.Dataset:
@@ -168,12 +187,9 @@ def visuals(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[Image.Ima
 
 
 def rendered_options(doc: Mapping[str, Any]) -> RenderedOptions:
-    """Options in the row's coordinate convention; the frame is the record's image size or its first image."""
+    """Options in the row's coordinate convention (the image size is the record's, filled at load when missing)."""
     meta = json.loads(doc["metadata_json"])
-    size = None
-    if not meta.get("image_width") and doc.get(IMAGES):
-        size = _images(doc)[0].size
-    return adapter_for(doc["source"]).render(doc["options"], meta, doc["coord_convention"], size)
+    return adapter_for(doc["source"]).render(doc["options"], meta, doc["coord_convention"], None)
 
 
 def prompt_text(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
@@ -217,19 +233,15 @@ def record(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
     """The per-sample record (see `adapters.samples`) plus the variant settings, the coordinate rendering and the
     video frames this process sampled."""
     response = response_text(results)
-    try:  # option texts as the model saw them, for the extractor's echoed-option rule
-        rendered: RenderedOptions | None = rendered_options(doc)
-    except ValueError:  # coordinates without a recorded image size: images are not kept for scoring
-        rendered = None
-    shown = rendered.texts if rendered is not None else doc["options"]
+    rendered = rendered_options(doc)  # the option texts as the model saw them, for the echoed-option rule
     # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
-    extraction = extract_with_fallback(response, shown, question=doc["question"], item_id=doc["id"])
+    extraction = extract_with_fallback(response, rendered.texts, question=doc["question"], item_id=doc["id"])
     out = mcq_record(records.BENCHMARK, doc, response, extraction)
     out.update({
         "input_type": json.loads(doc["metadata_json"])["input_type"],
         "coord_convention": doc["coord_convention"],
-        "coords_rerendered": rendered.rerendered if rendered is not None else False,
-        "coords_note": rendered.note if rendered is not None else "no image size to render coordinates against",
+        "coords_status": rendered.status,
+        "coords_note": rendered.note,
         "with_history": bool(doc["with_history"] and doc["context"]),
         "video": frames.frames_log(_video_path(doc), doc["video"]) if doc.get("video") else None,
     })

@@ -23,6 +23,7 @@ from typing import Any
 from lmms_agentic.adapters.docs import ReleaseColumnsError
 from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema, present
 from lmms_agentic.adapters.schema import LETTERS, McqDoc, RecordError, Visuals
+from lmms_agentic.tasks.agentvqa.sources import check_coordinates
 
 BENCHMARK = "agentvqa"
 N_OPTIONS = 4
@@ -197,6 +198,9 @@ def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> 
     if source in SOURCES and SOURCES[source][0] != domain:
         raise fail("source", f"{source} belongs to {SOURCES[source][0]}, not {domain}")
     texts = [str(o) for o in options]
+    problem = check_coordinates(row.get("option_coordinates"), N_OPTIONS)
+    if problem is not None:
+        raise fail("option_coordinates", problem)
     return McqDoc(
         id=record_id,
         benchmark=BENCHMARK,

@@ -1,13 +1,17 @@
 """Per-source adapters for AgentVQA: how each source's options are rendered for a coordinate convention.
 
-Sources whose options carry coordinates (click points, tap actions, grasp points, trajectories) store
-canonical pixel coordinates per option in `option_coordinates` [ASSUMPTION, see README.md]: `None`,
-a point `[x, y]`, a box `[x1, y1, x2, y2]` or a trajectory `[[x, y], ...]`. The adapter finds each
-pixel literal in the released option text (e.g. the `(540, 1210)` of `tap (540, 1210)`) and replaces
-it with the same coordinates rendered in the run's declared convention (`adapters.coords`). With the
-`pixel_xy` convention the released text comes back unchanged. If an option has no structured
-coordinates, or its text does not contain them, the released text is kept and the result says so
-(`rerendered=False`), because per-family re-rendering cannot then be reproduced.
+Sources whose options carry coordinates (click points, tap actions, grasp points, trajectories) store canonical pixel
+coordinates per option in `option_coordinates` [ASSUMPTION, see README.md]: `None`, a point `[x, y]`, a box
+`[x1, y1, x2, y2]` or a trajectory `[[x, y], ...]`. The adapter finds each pixel literal in the released option text
+(e.g. the `(540, 1210)` of `tap (540, 1210)`) and replaces it with the same coordinates rendered in the run's
+declared convention (`adapters.coords`). With the `pixel_xy` convention the released text comes back unchanged.
+
+All or nothing: either every coordinate of every option is re-rendered (`status="rerendered"`), or, when any one
+cannot be (no structured coordinates, a literal not found in the text, a value outside the image, no image size),
+the item is shown exactly as released and flagged (`status="as_released"`, with the reason in `note`), so a model
+never sees a mix of conventions. Items without coordinates have `status="not_applicable"`. The hooks log the status
+per sample and the task reports the share of coordinate items shown as released (`coords_as_released`).
+`check_coordinates` validates the structure of a record's coordinates at load time (one entry per option).
 
 `ADAPTERS` maps the canonical source slug to its adapter; sources not listed use `TEXT_OPTIONS`.
 """
@@ -24,15 +28,22 @@ from lmms_agentic.adapters import coords
 PIXEL_FORMATS = {"", "point_xy_abs", "bbox_xyxy_abs", "trajectory_xy_abs"}
 
 
+STATUSES = ("not_applicable", "rerendered", "as_released")
+
+
 @dataclass(frozen=True)
 class RenderedOptions:
     texts: tuple[str, ...]
     convention: str
-    rerendered: bool
+    status: str
     note: str = ""
 
+    @property
+    def rerendered(self) -> bool:
+        return self.status == "rerendered"
+
     def log(self) -> dict[str, Any]:
-        return {"coord_convention": self.convention, "coords_rerendered": self.rerendered, "coords_note": self.note}
+        return {"coord_convention": self.convention, "coords_status": self.status, "coords_note": self.note}
 
 
 def _literal_pattern(values: Sequence[float]) -> re.Pattern[str]:
@@ -40,15 +51,36 @@ def _literal_pattern(values: Sequence[float]) -> re.Pattern[str]:
     return re.compile(r"[\(\[]\s*" + r"\s*,\s*".join(numbers) + r"\s*[\)\]]")
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _shapes(entry: Any) -> list[list[float]]:
     """The point/box shapes of one option's coordinates (a trajectory gives several points)."""
     if entry is None:
         return []
-    if isinstance(entry, (list, tuple)) and entry and all(isinstance(v, (int, float)) for v in entry):
+    if isinstance(entry, (list, tuple)) and len(entry) in (2, 4) and all(_number(v) for v in entry):
         return [list(entry)]
-    if isinstance(entry, (list, tuple)) and all(isinstance(p, (list, tuple)) for p in entry):
+    if (isinstance(entry, (list, tuple)) and entry
+            and all(isinstance(p, (list, tuple)) and len(p) == 2 and all(_number(v) for v in p) for p in entry)):
         return [list(p) for p in entry]
-    raise ValueError(f"cannot read coordinates {entry!r}")
+    raise ValueError(f"cannot read coordinates {entry!r}: expected null, [x, y], [x1, y1, x2, y2] or [[x, y], ...]")
+
+
+def check_coordinates(per_option: Any, n_options: int) -> str | None:
+    """The problem with a record's `option_coordinates` (None when they are usable or absent)."""
+    if per_option is None:
+        return None
+    if not isinstance(per_option, (list, tuple)):
+        return f"expected a list with one entry per option, got {type(per_option).__name__}"
+    if len(per_option) != n_options:
+        return f"has {len(per_option)} entries for {n_options} options"
+    for index, entry in enumerate(per_option):
+        try:
+            _shapes(entry)
+        except ValueError as exc:
+            return f"entry {index}: {exc}"
+    return None
 
 
 @dataclass(frozen=True)
@@ -60,7 +92,7 @@ class TextOptions:
     def render(self, options: Sequence[str], meta: dict[str, Any], convention: str,
                image_size: tuple[int, int] | None) -> RenderedOptions:
         coords.convention(convention)  # reject unknown names even where nothing is rendered
-        return RenderedOptions(tuple(options), convention, rerendered=False, note="no coordinates")
+        return RenderedOptions(tuple(options), convention, "not_applicable")
 
 
 @dataclass(frozen=True)
@@ -72,27 +104,36 @@ class CoordinateOptions:
     def render(self, options: Sequence[str], meta: dict[str, Any], convention: str,
                image_size: tuple[int, int] | None) -> RenderedOptions:
         coords.convention(convention)
+        released = tuple(options)
+
+        def as_released(why: str) -> RenderedOptions:
+            return RenderedOptions(released, convention, "as_released", why)
+
         per_option = meta.get("option_coordinates")
         if not per_option:
-            return RenderedOptions(tuple(options), convention, False, "no structured coordinates in the record")
+            return as_released("no structured coordinates in the record")
+        problem = check_coordinates(per_option, len(options))
+        if problem is not None:
+            return as_released(f"option_coordinates {problem}")
         if meta.get("coordinate_format", "") not in PIXEL_FORMATS:
-            raise ValueError(f"coordinate_format {meta.get('coordinate_format')!r} is not absolute pixels")
+            return as_released(f"coordinate_format {meta.get('coordinate_format')!r} is not absolute pixels")
         width = meta.get("image_width") or (image_size[0] if image_size else None)
         height = meta.get("image_height") or (image_size[1] if image_size else None)
         if not width or not height:
-            raise ValueError("coordinate options need image_width/image_height or an image")
-        texts, missing = [], 0
-        for text, entry in zip(options, per_option, strict=True):
+            return as_released("no image size to render coordinates against")
+        texts = []
+        for index, (text, entry) in enumerate(zip(options, per_option, strict=True)):
             for shape in _shapes(entry):
                 found = _literal_pattern(shape).search(text)
                 if found is None:
-                    missing += 1
-                    continue
-                rendered = coords.render(shape, int(width), int(height), convention)
+                    return as_released(f"option {index}: the literal of {shape} is not in its text")
+                try:
+                    rendered = coords.render(shape, int(width), int(height), convention)
+                except ValueError as exc:
+                    return as_released(f"option {index}: {exc}")
                 text = text[:found.start()] + rendered + text[found.end():]
             texts.append(text)
-        note = f"{missing} coordinate literal(s) not found in the option text" if missing else ""
-        return RenderedOptions(tuple(texts), convention, rerendered=missing == 0, note=note)
+        return RenderedOptions(tuple(texts), convention, "rerendered")
 
 
 TEXT_OPTIONS = TextOptions()

@@ -4,23 +4,35 @@ library; nothing here depends on lmms-eval.
 
 SAFETY.  Model output is never executed.  The only parsers are ``json.loads`` and ``ast.literal_eval`` (literals
 only: a call, a name or an attribute is rejected, so ``__import__('os').system(...)`` is a ValueError, not a run);
-any exception from either means "does not parse".  ``literal_eval`` is skipped on candidates over
-``MAX_LITERAL_CHARS``; a parsed object nested deeper than ``MAX_DEPTH`` is rejected; at most
-``MAX_BALANCED_ATTEMPTS`` brace spans are parsed (spans without a trace key are skipped without parsing).  Parsed
-values are made JSON-able (tuples/sets -> lists, bytes/complex/... -> str).
+any exception from either means "does not parse".  Parsed values are made JSON-able (tuples/sets -> lists,
+bytes/complex/... -> str); a parsed object nested deeper than ``MAX_DEPTH`` is rejected.
+
+COST.  Every step is linear in the reply and bounded, whatever the reply (whitespace runs, ``"{" * 100000``, deep
+nesting, megabytes of prose).  No regular expression can backtrack over a run: none puts a whitespace repeat before
+a separator or an anchor, and a closing fence is stripped with ``str.rstrip``.  ``json.loads`` reads at most
+``JSON_BUDGET_FACTOR`` times the reply plus ``JSON_BUDGET_MIN`` characters in total; ``ast.literal_eval`` (about a
+microsecond per character) only reads candidates of at most ``MAX_LITERAL_CHARS``, ``LITERAL_BUDGET`` characters in
+total.  At most the last ``MAX_FENCED_BLOCKS`` fenced blocks are tried.  The brace scan of the balanced fallback
+jumps between braces and quotes with regular expressions, takes a run of braces as one token, reads at most
+``MAX_SCAN_TOKENS`` tokens and yields at most ``MAX_BALANCED_ATTEMPTS`` spans (a span without a trace key is never
+parsed); only the first ``MAX_KEY_POSITIONS`` trace-key occurrences are located.  Of a step's tool field the first
+``MAX_TOOL_CHARS`` characters are read, split into at most ``MAX_TOOL_PARTS`` names.  A reply beyond these bounds is read
+as far as they allow; only adversarial replies reach them (a 1,024-token reply is far below every bound).
 
 PARSE ORDER (the first candidate that parses to a dict wins):
   0. no output: not a str, empty/whitespace, or lmms-eval's "[LMMS_EVAL_REQUEST_FAILED" text -> failure no_output.
   1. ``<think>``: keep the text after the first ``</think>``; if nothing follows, the text before it; stray markers
      are removed.  Then strip whitespace.
-  2. candidates, each tried with json.loads then ast.literal_eval (parse_path "json" / "literal"): the whole text;
-     the text without an outer code fence when it starts with one (tag optional: ```json, ```python, ```); the
-     contents of every fenced block anywhere in the text, last block first.  The first two may be any dict (they are
-     the whole response); a fenced block counts only with a top-level trace key (see 3).
-  3. brace-balanced ``{...}`` spans of the text (string-aware, ' and " quotes, a quote never spans a newline), the
-     span that ends LAST first (an outer object before its inner ones); only spans that parse to a dict with a top-level
-     trace key (reasoning_steps / final_answer / final_output) count, so a truncated trace does not degrade into
-     one of its step dicts.  parse_path "balanced_json" / "balanced_literal".
+  2. candidates, each tried with json.loads then ast.literal_eval (parse_path "json" / "literal"; literal_eval only
+     for a candidate starting with "{"): the whole text; the text without an outer code fence when it starts with
+     one (tag optional: ```json, ```python, ```); the contents of the fenced blocks anywhere in the text, last block
+     first.  The first two may be any dict (they are the whole response); a fenced block counts only with a
+     top-level trace key (see 3).
+  3. brace-balanced ``{...}`` spans of the text (string-aware, ' and " quotes, a quote never spans a newline: the
+     spans of ``adapters.text.brace_spans``, found by the bounded scan above), the span that ends LAST first (an
+     outer object before its inner ones); only spans that parse to a dict with a top-level trace key
+     (reasoning_steps / final_answer / final_output) count, so a truncated trace does not degrade into one of its
+     step dicts.  parse_path "balanced_json" / "balanced_literal".
   Nothing parses -> failure invalid_json, parse_path "none".
 
 READING THE OBJECT.  steps: ``reasoning_steps`` as a list (unwrapped once when every item is a list, i.e. [[...]]),
@@ -32,7 +44,7 @@ accepted for a missing ``value``) or a bare value, with a top-level ``justificat
 written as JSON text (``True`` -> "true").
 
 FAILURES, in priority order (``failure`` is the first that applies; ``issues`` lists all, same order):
-  no_output, invalid_json        nothing to read (``issues`` then holds only that one)
+  no_output, invalid_json        nothing to read (``issues`` then holds only that one); ``PARSE_FAILURES``
   multiple_tools_in_step         a step names 2+ different known tools: a list, or a string split at , ; / & + |
                                  "and" "or" "then" whose parts resolve to different tools ("OCR, Calculator")
   unknown_tool                   a step tool that resolves to no tool (blank, "none", "null", "n/a", "no tool" are
@@ -47,22 +59,34 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
+import itertools
 import json
 import math
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
-from lmms_agentic.adapters.text import answer_text, brace_spans
+from lmms_agentic.adapters.text import answer_text
 from lmms_agentic.tasks.agentx.errors import invalid_json_format
 
 __all__ = [
     "FAILURES",
+    "JSON_BUDGET_FACTOR",
+    "JSON_BUDGET_MIN",
+    "LITERAL_BUDGET",
     "MAX_BALANCED_ATTEMPTS",
     "MAX_DEPTH",
+    "MAX_FENCED_BLOCKS",
+    "MAX_KEY_POSITIONS",
     "MAX_LITERAL_CHARS",
+    "MAX_SCAN_TOKENS",
+    "MAX_TOOL_CHARS",
+    "MAX_TOOL_PARTS",
+    "PARSE_FAILURES",
     "PARSE_PATHS",
     "ParsedTrace",
     "TraceStep",
@@ -72,17 +96,28 @@ __all__ = [
 ]
 
 FAILURES = ("no_output", "invalid_json", "multiple_tools_in_step", "unknown_tool", "missing_final_answer")
+PARSE_FAILURES = ("no_output", "invalid_json")
+"""The failures that mean "nothing could be read" (the others are issues of a trace that did parse)."""
 PARSE_PATHS = ("json", "literal", "balanced_json", "balanced_literal", "none")
 TRACE_KEYS = ("reasoning_steps", "final_answer", "final_output")
 MAX_DEPTH = 64
-MAX_LITERAL_CHARS = 200_000
+MAX_LITERAL_CHARS = 32_768
+LITERAL_BUDGET = 65_536
+JSON_BUDGET_FACTOR = 4
+JSON_BUDGET_MIN = 65_536
+MAX_FENCED_BLOCKS = 16
 MAX_BALANCED_ATTEMPTS = 64
+MAX_SCAN_TOKENS = 20_000
+MAX_KEY_POSITIONS = 4_096
+MAX_TOOL_CHARS = 4_096
+MAX_TOOL_PARTS = 32
 _STEP_KEYS = ("task", "tool", "tool_used", "tool_output", "output", "thought")
 _NO_TOOL = frozenset({"", "none", "null", "n/a", "na", "notool", "notools", "notoolused"})
-_OUTER_FENCE_OPEN = re.compile(r"^```[\w+-]*\s*")
-_OUTER_FENCE_CLOSE = re.compile(r"\s*```$")
+_OUTER_FENCE_OPEN = re.compile(r"```[\w+-]*")
 _FENCED = re.compile(r"```[\w+-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
-_TOOL_SPLIT = re.compile(r"\s*(?:[,;/&+|]|\band\b|\bor\b|\bthen\b)\s*", re.IGNORECASE)
+_TOOL_SEPARATOR = re.compile(r"[,;/&+|]|\b(?:and|or|then)\b", re.IGNORECASE)
+_TRACE_KEY = re.compile("|".join(TRACE_KEYS))
+_IN_BRACES = re.compile(r"""\{+|\}+|"[^"\\\n]*(?:\\.[^"\\\n]*)*["\n]?|'[^'\\\n]*(?:\\.[^'\\\n]*)*['\n]?""", re.DOTALL)
 _NAME_DROP = re.compile(r"[\s_]+")
 _NAME_LEAD = re.compile(r"^[^a-z0-9]+")
 
@@ -156,19 +191,24 @@ def _norm_name(name: str) -> str:
     return _NAME_LEAD.sub("", _NAME_DROP.sub("", name.lower()))
 
 
+@functools.cache
+def _tool_index(tool_names: tuple[str, ...], aliases: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    index = [(_norm_name(tool), tool) for tool in tool_names]
+    index += [(_norm_name(alias), target) for alias, target in aliases if target in tool_names]
+    return tuple((key, target) for key, target in index if key)
+
+
 def canonical_tool(name: str, tool_names: Sequence[str], aliases: Mapping[str, str]) -> str | None:
     """The tool ``name`` refers to, or None.  Lower-case, drop whitespace (and underscores), drop leading
     punctuation (backticks, asterisks, quotes), then the longest tool name or alias that the result STARTS with
     ("SceneDescriber – to confirm…" -> SceneDescriber, "Image Generator" -> ImageGenerator, "DrawBox" ->
-    DrawBoundingBox)."""
-    text = _norm_name(name) if isinstance(name, str) else ""
+    DrawBoundingBox).  Only the first ``MAX_TOOL_CHARS`` characters after leading whitespace are read."""
+    text = _norm_name(name.lstrip()[:MAX_TOOL_CHARS]) if isinstance(name, str) else ""
     if not text:
         return None
-    index = [(_norm_name(tool), tool) for tool in tool_names]
-    index += [(_norm_name(alias), target) for alias, target in aliases.items() if target in tool_names]
     best, best_len = None, 0
-    for key, target in index:
-        if key and len(key) > best_len and text.startswith(key):
+    for key, target in _tool_index(tuple(tool_names), tuple(aliases.items())):
+        if len(key) > best_len and text.startswith(key):
             best, best_len = target, len(key)
     return best
 
@@ -194,13 +234,28 @@ def _tool_text(value: object) -> str:
     return _text(value)
 
 
+def _tool_parts(text: str) -> list[str]:
+    """The first ``MAX_TOOL_CHARS`` characters of ``text`` split at the tool separators (at most ``MAX_TOOL_PARTS``
+    parts; the last one keeps the rest), blank parts dropped."""
+    text = text.lstrip()[:MAX_TOOL_CHARS]
+    parts: list[str] = []
+    start = 0
+    for match in _TOOL_SEPARATOR.finditer(text):
+        if len(parts) == MAX_TOOL_PARTS - 1:
+            break
+        parts.append(text[start:match.start()])
+        start = match.end()
+    parts.append(text[start:])
+    return [part for part in parts if part.strip()]
+
+
 def _tools_named(value: object, tool_names: Sequence[str], aliases: Mapping[str, str]) -> tuple[str, ...]:
-    items = value if isinstance(value, list) else [value]
+    items = value[:MAX_TOOL_PARTS] if isinstance(value, list) else [value]
     found: list[str | None] = []
     for item in items:
         text = _tool_text(item)
         found.append(canonical_tool(text, tool_names, aliases))
-        found += [canonical_tool(part, tool_names, aliases) for part in _TOOL_SPLIT.split(text) if part]
+        found += [canonical_tool(part, tool_names, aliases) for part in _tool_parts(text)]
     return tuple(dict.fromkeys(name for name in found if name is not None))
 
 
@@ -237,26 +292,48 @@ def _blank(value: object) -> bool:
 
 
 # ---------------------------------------------------------------- parsing
-def _parse_object(text: str) -> tuple[dict[str, Any], str] | None:
-    """(object, "json" | "literal") when ``text`` is a dict literal, else None."""
-    for name in ("json", "literal"):
-        if name == "literal" and len(text) > MAX_LITERAL_CHARS:
-            break
-        try:
-            value = json.loads(text) if name == "json" else ast.literal_eval(text)
-            if isinstance(value, dict):
-                return _plain(value), name
-        except Exception:  # any parser error (incl. RecursionError, MemoryError) means "does not parse"
-            continue
-    return None
+class _Budget:
+    """What is left of the characters the parsers may still read for one reply (see COST)."""
+
+    def __init__(self, reply_chars: int) -> None:
+        self.json = JSON_BUDGET_FACTOR * reply_chars + JSON_BUDGET_MIN
+        self.literal = LITERAL_BUDGET
+
+    def parse(self, text: str) -> tuple[dict[str, Any], str] | None:
+        """(object, "json" | "literal") when ``text`` is a dict literal, else None (also when over budget)."""
+        for name in ("json", "literal"):
+            if name == "json":
+                if len(text) > self.json:
+                    continue
+                self.json -= len(text)
+            else:
+                if len(text) > MAX_LITERAL_CHARS or len(text) > self.literal or not text.startswith("{"):
+                    continue
+                self.literal -= len(text)
+            try:
+                value = json.loads(text) if name == "json" else ast.literal_eval(text)
+                if isinstance(value, dict):
+                    return _plain(value), name
+            except Exception:  # any parser error (incl. RecursionError, MemoryError) means "does not parse"
+                continue
+        return None
+
+
+def _strip_outer_fence(text: str) -> str:
+    """``text`` (which starts with a fence) without the opening fence and its tag, and a closing fence at the end."""
+    opening = _OUTER_FENCE_OPEN.match(text)
+    body = text[opening.end() if opening else 0:].rstrip()
+    if body.endswith("```"):
+        body = body[:-3]
+    return body.strip()
 
 
 def _candidates(text: str) -> dict[str, bool]:
     """Candidate texts in order -> whether the object must carry a trace key (only the whole response need not)."""
     out = {text: False}
     if text.startswith("```"):
-        out.setdefault(_OUTER_FENCE_CLOSE.sub("", _OUTER_FENCE_OPEN.sub("", text, count=1), count=1).strip(), False)
-    for block in reversed(_FENCED.findall(text)):
+        out.setdefault(_strip_outer_fence(text), False)
+    for block in reversed(_FENCED.findall(text)[-MAX_FENCED_BLOCKS:]):
         out.setdefault(block.strip(), True)
     return out
 
@@ -265,23 +342,67 @@ def _has_trace_key(found: tuple[dict[str, Any], str] | None) -> bool:
     return found is not None and any(key in found[0] for key in TRACE_KEYS)
 
 
+def _key_spans(text: str, keys: Sequence[int]) -> list[tuple[int, int]]:
+    """The balanced ``{...}`` spans of ``text`` that contain one of the sorted positions ``keys``, the span that closes
+    last first, at most ``MAX_BALANCED_ATTEMPTS`` of them.  The spans are those of ``adapters.text.brace_spans``
+    (quotes tracked only inside braces, a quote ends at its closing quote or a newline, backslash escapes): outside
+    braces the scan jumps to the next "{"; inside, one regular expression yields the next run of braces or the
+    next whole quoted string; at most ``MAX_SCAN_TOKENS`` tokens are read."""
+    found: deque[tuple[int, int]] = deque(maxlen=MAX_BALANCED_ATTEMPTS)
+    stack: list[list[int]] = []  # runs of unclosed "{": [position of the first, how many are still open]
+    tokens, position = 0, 0
+    while tokens < MAX_SCAN_TOKENS:
+        position = text.find("{", position)
+        if position < 0:
+            break
+        for token in _IN_BRACES.finditer(text, position):  # the stack is not empty while this loop runs
+            tokens += 1
+            start, position = token.span()
+            char = text[start]
+            if char == "{":
+                stack.append([start, position - start])
+            elif char == "}":
+                _close(stack, start, position - start, keys, found)
+                if not stack:
+                    break  # outside braces again: quotes no longer count
+            if tokens >= MAX_SCAN_TOKENS:
+                break
+        else:
+            break  # the text ended inside braces
+    return list(reversed(found))
+
+
+def _close(stack: list[list[int]], closing: int, count: int, keys: Sequence[int],
+           found: deque[tuple[int, int]]) -> None:
+    """Close ``count`` braces at ``closing``..: pop them from ``stack`` (innermost first) and keep the spans that
+    contain a key (only the last ``MAX_BALANCED_ATTEMPTS`` of a run can matter); unmatched "}" are ignored."""
+    while count and stack:
+        run = stack[-1]
+        taken = min(count, run[1])
+        innermost = run[0] + run[1] - 1  # opened last, closed first
+        for i in range(max(0, taken - MAX_BALANCED_ATTEMPTS), taken):
+            opened, closed = innermost - i, closing + i + 1
+            first_key = bisect.bisect_left(keys, opened)
+            if first_key < len(keys) and keys[first_key] < closed:
+                found.append((opened, closed))
+        run[1] -= taken
+        closing += taken
+        count -= taken
+        if not run[1]:
+            stack.pop()
+
+
 def _find_object(text: str) -> tuple[dict[str, Any], str] | None:
+    budget = _Budget(len(text))
     for candidate, need_key in _candidates(text).items():
-        found = _parse_object(candidate) if candidate else None
+        found = budget.parse(candidate) if candidate else None
         if found is not None and (not need_key or _has_trace_key(found)):
             return found
-    keys = sorted(match.start() for key in TRACE_KEYS for match in re.finditer(re.escape(key), text))
+    keys = [match.start() for match in itertools.islice(_TRACE_KEY.finditer(text), MAX_KEY_POSITIONS)]
     if not keys:
         return None
-    attempts = 0
-    for start, end in reversed(brace_spans(text)):
-        first_key = bisect.bisect_left(keys, start)
-        if first_key == len(keys) or keys[first_key] >= end:
-            continue  # no trace key inside this span
-        attempts += 1
-        if attempts > MAX_BALANCED_ATTEMPTS:
-            break
-        found = _parse_object(text[start:end])
+    for start, end in _key_spans(text, keys):
+        found = budget.parse(text[start:end])
         if found is not None and _has_trace_key(found):
             return found[0], "balanced_" + found[1]
     return None

@@ -75,7 +75,10 @@ def test_original_choice() -> None:
 
 def _rows(spec: list[tuple[str, int, str | None, str, int | None, bool]]) -> list[dict[str, Any]]:
     return [{"group_id": g, "perm_index": j, "pred": pred, "answer": gold, "chosen": chosen, "correct": ok,
-             "permutation": [0, 1, 2]} for g, j, pred, gold, chosen, ok in spec]
+             "permutation": [0, 1, 2], "loop": NO_LOOP} for g, j, pred, gold, chosen, ok in spec]
+
+
+NO_LOOP = {"loop": False, "truncated": False}
 
 
 def _aggregate(metric: str, rows: list[dict[str, Any]]) -> float:
@@ -125,7 +128,8 @@ def _always_a_circular(n_options: int, question: str, gold: int) -> list[dict[st
     for j, order in enumerate(permutation.slot_permutations(n_options, "circular", question)):
         gold_letter = "ABCDE"[order.index(gold)]
         rows.append({"group_id": question, "perm_index": j, "pred": "A", "answer": gold_letter,
-                     "chosen": order[0], "correct": gold_letter == "A", "permutation": list(order)})
+                     "chosen": order[0], "correct": gold_letter == "A", "permutation": list(order),
+                     "loop": NO_LOOP})
     return rows
 
 

@@ -135,11 +135,31 @@ def test_ui_action_options_rendered_per_convention(convention: str, expected: tu
     assert rendered.texts == expected and rendered.rerendered
 
 
-def test_option_text_without_the_coordinate_literal_is_kept_and_flagged() -> None:
-    doc = _normalise(_row(options=["tap the OK button", "tap (212, 880)", "swipe up", "press back"]), 1)
+@pytest.mark.parametrize(("changes", "why"), [
+    ({"options": ["tap the OK button", "tap (212, 880)", "swipe up", "press back"]}, "option 0: the literal"),
+    ({"option_coordinates": [[540, 1010], [212, 9999], None, None],
+      "options": ["tap (540, 1010)", "tap (212, 9999)", "swipe up", "press back"]}, "option 1: y=9999 lies outside"),
+    ({"image_width": None, "image_height": None}, "no image size"),
+    ({"coordinate_format": "normalized_0_1"}, "is not absolute pixels"),
+], ids=["literal-missing", "outside-the-image", "no-size", "not-pixels"])
+def test_one_bad_coordinate_shows_the_whole_item_as_released_and_flags_it(changes: dict[str, Any],
+                                                                          why: str) -> None:
+    """All or nothing: the model never sees options in two conventions."""
+    doc = _normalise(_row(**changes), 1)
     rendered = adapter_for(doc.source).render(doc.options, dict(doc.metadata), "norm1000_yx", None)
-    assert rendered.texts[0] == "tap the OK button" and not rendered.rerendered
-    assert "1 coordinate literal(s) not found" in rendered.note
+    assert rendered.texts == doc.options and rendered.status == "as_released" and why in rendered.note
+
+
+@pytest.mark.parametrize(("coordinates", "problem"), [
+    ([[540, 1010], [212, 880], None], "has 3 entries for 4 options"),
+    ([[540, 1010], [212], None, None], "entry 1: cannot read coordinates [212]"),
+    ("540,1010", "expected a list with one entry per option"),
+], ids=["too-few", "malformed-point", "not-a-list"])
+def test_unusable_coordinates_name_the_record_and_field(coordinates: Any, problem: str) -> None:
+    with pytest.raises(RecordError) as error:
+        _normalise(_row(option_coordinates=coordinates), 1)
+    assert error.value.field_name == "option_coordinates" and error.value.record_id == "aitw_1"
+    assert problem in str(error.value)
 
 
 def test_text_sources_ignore_the_convention_but_reject_unknown_names() -> None:

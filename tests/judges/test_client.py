@@ -251,7 +251,9 @@ def test_stats_shape(serve: Serve, make_client: Make) -> None:
     server = serve()
     client = make_client(server)
     client.judge(score_request(1))
-    assert _stats_keys(client.stats) == {"http_requests", "retries", "scored", "unscored", "deduplicated", "cache"}
+    assert _stats_keys(client.stats) == {"http_requests", "retries", "scored", "unscored", "deduplicated", "cache",
+                                         "breaker"}
+    assert client.stats["breaker"] == {"open": False, "trips": 0} and client.available
 
 
 def test_unwritable_cache_does_not_fail_the_judge(serve: Serve, make_client: Make, tmp_path: Any,

@@ -59,7 +59,8 @@ def _write_permuted_run(folder: Path, correct_pattern: list[bool]) -> None:
         group, perm = n // 2, n % 2
         payload = {"benchmark": "agentvqa", "id": f"q{group}~circular{perm}", "group_id": f"q{group}",
                    "perm_index": perm, "permutation": [perm, 1 - perm], "domain": "x", "source": "aitw",
-                   "correct": ok, "pred": "A", "answer": "A" if ok else "B", "chosen": 0 if ok else perm}
+                   "correct": ok, "pred": "A", "answer": "A" if ok else "B", "chosen": 0 if ok else perm,
+                   "loop": {"loop": False, "truncated": False}}
         lines.append(json.dumps({"doc_id": n, "perm_mean_acc": payload}))
     (folder / f"{stamp}_samples_bench_circular.jsonl").write_text("\n".join(lines) + "\n")
 
