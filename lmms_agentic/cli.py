@@ -2,6 +2,7 @@
 
 Commands:
   tasks-dir           print the task folder for lmms-eval's --include_path
+  run -- ARGS         run lmms-eval ARGS and exit 1 with one line when the evaluation failed (lmms-eval exits 0)
   report FOLDER       write the markdown report and per-domain charts for a finished run
   compare A B         paired comparison of two runs on the same items (difference, 95% CI, McNemar)
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
@@ -24,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("tasks-dir", help="print the task folder for lmms-eval --include_path")
+    run_parser = commands.add_parser("run", help="run lmms-eval and fail loudly when the evaluation failed")
+    run_parser.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
     report = commands.add_parser("report", help="write a report for a finished lmms-eval run")
     report.add_argument("folder", type=Path, help="the --output_path of the run")
     compare = commands.add_parser("compare", help="paired comparison of two finished runs")
@@ -49,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "tasks-dir":
         print(tasks_dir())
         return 0
+    if args.command == "run":
+        from lmms_agentic.runner import main as run_main
+
+        return run_main(args.lmms_eval_args)
     if args.command == "report":
         from lmms_agentic.report import write_report
 

@@ -9,20 +9,18 @@ benchmark's `benchmark.json` lists under `demo`:
 
 Both are smoke tests of the plumbing, not benchmark scores; the closing banner says so and shows the
 command a GPU user runs instead. lmms-eval exits 0 even when an evaluation fails, so each run is
-checked for its results file and for "Error during evaluation" in the log.
+checked by `lmms_agentic.runner` (exit code, "Error during evaluation" in the log, the results file and its tasks).
 """
 
 from __future__ import annotations
 
-import os
 import shlex
-import subprocess
-import sys
 import time
 from pathlib import Path
 
+from lmms_agentic import runner
 from lmms_agentic.adapters import benchmarks
-from lmms_agentic.report import latest_results, summary, write_report
+from lmms_agentic.report import summary, write_report
 
 
 def demo_tasks() -> list[str]:
@@ -39,25 +37,18 @@ def gpu_command() -> str:
             f"--tasks {names} --output_path runs/qwen2_5_vl_7b --log_samples")
 
 
-def _lmms_eval() -> list[str]:
-    return [sys.executable, "-m", "lmms_eval"]
-
-
 def run_cli(args: list[str], output: Path, log_name: str) -> Path:
-    """Run the lmms-eval CLI with the mini data and return the newest results file it wrote."""
-    output.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "LMMS_AGENTIC_DATA": "mini", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    command = [*_lmms_eval(), *args, "--output_path", str(output), "--log_samples"]
-    print(f"\n$ LMMS_AGENTIC_DATA=mini {shlex.join(['lmms-eval', *command[3:]])}", flush=True)
+    """Run the lmms-eval CLI with the mini data and return the results file it wrote (checked by
+    `lmms_agentic.runner`: lmms-eval exits 0 even when an evaluation fails)."""
+    env = {"LMMS_AGENTIC_DATA": "mini", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    full = [*args, "--output_path", str(output), "--log_samples"]
+    print(f"\n$ LMMS_AGENTIC_DATA=mini {shlex.join(['lmms-eval', *full])}", flush=True)
     started = time.monotonic()
-    log_file = output / log_name
-    with log_file.open("w") as log:
-        completed = subprocess.run(command, env=env, stdout=log, stderr=subprocess.STDOUT, check=False)
-    log_text = log_file.read_text()
-    if completed.returncode != 0 or "Error during evaluation" in log_text:
-        tail = "\n".join(log_text.splitlines()[-30:])
-        raise RuntimeError(f"lmms-eval failed (exit {completed.returncode}); log {log_file}:\n{tail}")
-    results = latest_results(output)
+    try:
+        results = runner.run(full, env=env, echo=False, log_name=log_name)
+    except runner.RunFailed as exc:
+        tail = "\n".join((output / log_name).read_text().splitlines()[-30:]) if (output / log_name).exists() else ""
+        raise RuntimeError(f"lmms-eval failed: {exc}\n{tail}") from exc
     print(f"  finished in {time.monotonic() - started:.0f} s -> {results}", flush=True)
     return results
 

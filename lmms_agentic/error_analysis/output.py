@@ -161,8 +161,8 @@ def plot_modes(shares: Sequence[Share], target: Path, title: str) -> Path:
         rows = [s for s in shares if s.domain == domain and not s.mode.startswith("group:")]
         ys = list(range(len(rows)))[::-1]
         values = [0.0 if s.share != s.share else s.share for s in rows]
-        low = [v - (s.ci[0] if s.ci[0] == s.ci[0] else v) for v, s in zip(values, rows, strict=True)]
-        high = [(s.ci[1] if s.ci[1] == s.ci[1] else v) - v for v, s in zip(values, rows, strict=True)]
+        low = [max(0.0, v - s.ci[0]) if s.n else 0.0 for v, s in zip(values, rows, strict=True)]
+        high = [max(0.0, s.ci[1] - v) if s.n else 0.0 for v, s in zip(values, rows, strict=True)]
         ax.barh(ys, values, xerr=[low, high], color="#4C72B0", ecolor="#333333", capsize=2, height=0.6)
         for y, s in zip(ys, rows, strict=True):
             if s.paper is not None:

@@ -163,7 +163,7 @@ def build(item: Item, doc: Mapping[str, Any], kwargs: Mapping[str, Any], video_f
     meta = json.loads(doc["metadata_json"])
     shown = {"source": meta.get("source_label") or doc["source"], "input_type": meta.get("input_type"),
              "output_type": meta.get("output_type"), "task_type": meta.get("task_type") or None,
-             "coordinate_convention": doc["coord_convention"],
+             "coordinate_convention": doc["coord_convention"] if meta.get("coordinate_format") else None,
              "image_size": [meta["image_width"], meta["image_height"]] if meta.get("image_width") else None}
     pred = item.pred
     values = {

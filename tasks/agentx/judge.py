@@ -84,6 +84,7 @@ __all__ = [
     "ENV_STYLE",
     "GOAL_METRIC",
     "METRICS",
+    "NOT_JUDGEABLE",
     "REPORTED_NAMES",
     "SCORE_PARSER",
     "STYLES",
@@ -93,6 +94,7 @@ __all__ = [
     "field_values",
     "gt_block",
     "judge_item",
+    "not_judgeable_item",
     "protocol_record",
     "requests_for_item",
     "serialise",
@@ -131,6 +133,9 @@ ALL_METRICS: Final[tuple[tuple[str, str], ...]] = METRICS + UNREPORTED_METRICS
 REPORTED_NAMES: Final[tuple[str, ...]] = tuple(name for name, _ in METRICS)
 ALL_NAMES: Final[tuple[str, ...]] = tuple(name for name, _ in ALL_METRICS)
 GOAL_METRIC: Final = "goal_acc"
+NOT_JUDGEABLE: Final = "gt_not_judgeable"
+"""Unscored reason of every judged metric of an item whose released GT the released judge scripts cannot judge
+(they raise inside their per-item ``try`` and keep all scores None): see ``not_judgeable_item``."""
 _CODE_KEY: Final[Mapping[str, str]] = dict(ALL_METRICS)
 
 # The released user templates, placeholders in the judge layer's {{field}} syntax.
@@ -282,6 +287,17 @@ def judge_item(item_id: str, gt: Mapping[str, Any], prediction: Mapping[str, Any
                                template_id=r.template.id, template_version=r.template.version,
                                judge_model_requested=judge.config.model) for r in batch]
     return {name: result.as_dict() for name, result in zip(names, results, strict=True)}
+
+
+def not_judgeable_item(item_id: str, detail: str, *, is_generative: bool,
+                       metrics: Sequence[str] = REPORTED_NAMES) -> dict[str, dict[str, Any]]:
+    """{metric name: unscored ``JudgeResult.as_dict()``} (reason ``NOT_JUDGEABLE``, ``detail`` says why) for the
+    metrics ``judge_item`` would have asked; nothing is sent.  The released scripts leave every score of such an
+    item None, so it drops out of every judged mean; here it does too, and lowers each metric's coverage."""
+    return {name: JudgeResult(score=None, unscored_reason=NOT_JUDGEABLE, item_id=str(item_id),
+                              detail=f"not judged, as in the released judge scripts: {detail}",
+                              template_id=f"agentx/{_CODE_KEY[name]}", template_version=TEMPLATE_VERSION).as_dict()
+            for name in _metric_names(metrics, is_generative)}
 
 
 def style_for(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> Style:

@@ -15,9 +15,10 @@ microsecond per character) only reads candidates of at most ``MAX_LITERAL_CHARS`
 total.  At most the last ``MAX_FENCED_BLOCKS`` fenced blocks are tried.  The brace scan of the balanced fallback
 jumps between braces and quotes with regular expressions, takes a run of braces as one token, reads at most
 ``MAX_SCAN_TOKENS`` tokens and yields at most ``MAX_BALANCED_ATTEMPTS`` spans (a span without a trace key is never
-parsed); only the first ``MAX_KEY_POSITIONS`` trace-key occurrences are located.  Of a step's tool field the first
-``MAX_TOOL_CHARS`` characters are read, split into at most ``MAX_TOOL_PARTS`` names.  A reply beyond these bounds is read
-as far as they allow; only adversarial replies reach them (a 1,024-token reply is far below every bound).
+parsed); only the first ``MAX_KEY_POSITIONS`` trace-key occurrences are located.  Of a step's tool field the
+first ``MAX_TOOL_CHARS`` characters are read, split into at most ``MAX_TOOL_PARTS`` names.  A reply beyond these
+bounds is read as far as they allow; only adversarial replies reach them (a 1,024-token reply is far below every
+bound).
 
 PARSE ORDER (the first candidate that parses to a dict wins):
   0. no output: not a str, empty/whitespace, or lmms-eval's "[LMMS_EVAL_REQUEST_FAILED" text -> failure no_output.
@@ -107,17 +108,21 @@ JSON_BUDGET_FACTOR = 4
 JSON_BUDGET_MIN = 65_536
 MAX_FENCED_BLOCKS = 16
 MAX_BALANCED_ATTEMPTS = 64
-MAX_SCAN_TOKENS = 20_000
+MAX_SCAN_TOKENS = 10_000
 MAX_KEY_POSITIONS = 4_096
 MAX_TOOL_CHARS = 4_096
 MAX_TOOL_PARTS = 32
 _STEP_KEYS = ("task", "tool", "tool_used", "tool_output", "output", "thought")
 _NO_TOOL = frozenset({"", "none", "null", "n/a", "na", "notool", "notools", "notoolused"})
 _OUTER_FENCE_OPEN = re.compile(r"```[\w+-]*")
-_FENCED = re.compile(r"```[\w+-]*[ \t]*\r?\n(.*?)```", re.DOTALL)
+_FENCED = re.compile(r"```[\w+-]*+[ \t]*+\r?\n((?:[^`]++|`(?!``))*+)```")
 _TOOL_SEPARATOR = re.compile(r"[,;/&+|]|\b(?:and|or|then)\b", re.IGNORECASE)
-_TRACE_KEY = re.compile("|".join(TRACE_KEYS))
-_IN_BRACES = re.compile(r"""\{+|\}+|"[^"\\\n]*(?:\\.[^"\\\n]*)*["\n]?|'[^'\\\n]*(?:\\.[^'\\\n]*)*['\n]?""", re.DOTALL)
+_TRACE_KEY_PATTERNS = tuple(re.compile(re.escape(key)) for key in TRACE_KEYS)
+# Possessive repeats (Python 3.11+) never give back what they consumed, and both are only used with .match at a
+# position the caller chooses, so no character is read twice whatever follows.
+_TOP_LEVEL = re.compile(r"""[^{]*+(?:\{[^{}"']*+\}[^{]*+)*+""")
+_IN_BRACES = re.compile(r"""[^{}"']*+(\{++|\}++|"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+["\n]?"""
+                        r"""|'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+['\n]?)""", re.DOTALL)
 _NAME_DROP = re.compile(r"[\s_]+")
 _NAME_LEAD = re.compile(r"^[^a-z0-9]+")
 
@@ -345,31 +350,45 @@ def _has_trace_key(found: tuple[dict[str, Any], str] | None) -> bool:
 def _key_spans(text: str, keys: Sequence[int]) -> list[tuple[int, int]]:
     """The balanced ``{...}`` spans of ``text`` that contain one of the sorted positions ``keys``, the span that closes
     last first, at most ``MAX_BALANCED_ATTEMPTS`` of them.  The spans are those of ``adapters.text.brace_spans``
-    (quotes tracked only inside braces, a quote ends at its closing quote or a newline, backslash escapes): outside
-    braces the scan jumps to the next "{"; inside, one regular expression yields the next run of braces or the
-    next whole quoted string; at most ``MAX_SCAN_TOKENS`` tokens are read."""
+    (quotes tracked only inside braces, a quote ends at its closing quote or a newline, backslash escapes).  Outside
+    braces one match skips prose and flat ``{...}`` pairs (no brace or quote inside); inside braces one match skips
+    to and takes the next run of braces or the next whole quoted string.  Each match is a token; at most
+    ``MAX_SCAN_TOKENS`` are read."""
     found: deque[tuple[int, int]] = deque(maxlen=MAX_BALANCED_ATTEMPTS)
     stack: list[list[int]] = []  # runs of unclosed "{": [position of the first, how many are still open]
-    tokens, position = 0, 0
-    while tokens < MAX_SCAN_TOKENS:
-        position = text.find("{", position)
-        if position < 0:
-            break
-        for token in _IN_BRACES.finditer(text, position):  # the stack is not empty while this loop runs
-            tokens += 1
-            start, position = token.span()
-            char = text[start]
-            if char == "{":
-                stack.append([start, position - start])
-            elif char == "}":
-                _close(stack, start, position - start, keys, found)
-                if not stack:
-                    break  # outside braces again: quotes no longer count
-            if tokens >= MAX_SCAN_TOKENS:
+    position, length = 0, len(text)
+    for _ in range(MAX_SCAN_TOKENS):
+        if not stack:  # outside braces: quotes do not count
+            skipped = _TOP_LEVEL.match(text, position)
+            end = skipped.end() if skipped else position
+            _flat_pairs(text, position, end, keys, found)
+            position = end
+            if position >= length:
                 break
-        else:
-            break  # the text ended inside braces
+        token = _IN_BRACES.match(text, position)
+        if token is None:
+            break  # the text ends inside braces
+        start, position = token.span(1)
+        char = text[start]
+        if char == "{":
+            stack.append([start, position - start])
+        elif char == "}":
+            _close(stack, start, position - start, keys, found)
     return list(reversed(found))
+
+
+def _flat_pairs(text: str, start: int, end: int, keys: Sequence[int], found: deque[tuple[int, int]]) -> None:
+    """Keep the flat ``{...}`` pairs of ``text[start:end]`` (prose and flat pairs only) that contain a key.  Every
+    "{" there opens a flat pair that closes at the next "}"; each character is looked at a bounded number of times."""
+    previous, pair = start, (-1, -1)
+    for index in range(bisect.bisect_left(keys, start), bisect.bisect_left(keys, end)):
+        key = keys[index]
+        opened = text.rfind("{", previous, key)
+        if opened >= 0:  # the pair (if any) opened after the previous key
+            pair = (opened, text.find("}", opened, end) + 1)
+        if pair[0] <= key < pair[1] and (not found or found[-1] != pair):
+            found.append(pair)
+        previous = key
 
 
 def _close(stack: list[list[int]], closing: int, count: int, keys: Sequence[int],
@@ -398,7 +417,8 @@ def _find_object(text: str) -> tuple[dict[str, Any], str] | None:
         found = budget.parse(candidate) if candidate else None
         if found is not None and (not need_key or _has_trace_key(found)):
             return found
-    keys = [match.start() for match in itertools.islice(_TRACE_KEY.finditer(text), MAX_KEY_POSITIONS)]
+    keys = sorted(match.start() for pattern in _TRACE_KEY_PATTERNS
+                  for match in itertools.islice(pattern.finditer(text), MAX_KEY_POSITIONS))[:MAX_KEY_POSITIONS]
     if not keys:
         return None
     for start, end in _key_spans(text, keys):
@@ -481,7 +501,8 @@ def parse_trace(text: object, tool_names: Sequence[str], aliases: Mapping[str, s
     value, justification = _read_final(data)
     flags = {
         "multiple_tools_in_step": any(len(step.tools_canonical) > 1 for step in steps),
-        "unknown_tool": any(not step.tools_canonical and _norm_name(step.tool) not in _NO_TOOL for step in steps),
+        "unknown_tool": any(not step.tools_canonical and _norm_name(step.tool[:MAX_TOOL_CHARS]) not in _NO_TOOL
+                            for step in steps),
         "missing_final_answer": not value,
     }
     issues = tuple(name for name in FAILURES if flags.get(name))

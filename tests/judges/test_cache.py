@@ -1,4 +1,4 @@
-"""The on-disk judge cache: resume after a crash, concurrent writers from two processes, corrupt entries, stats."""
+"""The on-disk judge cache: resume after a crash, concurrent writers, damaged or edited entries (checksums), stats."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from lmms_agentic.judges import JudgeCache, JudgeClient, JudgeConfig, JudgeResult, request_key
+from lmms_agentic.judges.cache import CACHE_FORMAT, entry_checksum
 from lmms_agentic.judges.testing import ScriptedJudgeServer, fixed
 
 from .conftest import MODEL, SCORE_TEMPLATE, score_request
@@ -81,16 +82,104 @@ def test_corrupt_entry_is_skipped_and_rewritten(serve: Serve, make_client: Make,
     first = client.judge(score_request(1))
     assert client.cache is not None and first.request_key is not None
     path = client.cache.path(first.request_key)
-    for damage in ('{"format": 1, "key": "', "[]", json.dumps({"format": 1, "key": "0" * 64, "raw_reply": "x"})):
-        path.write_text(damage)
+    good = path.read_bytes()
+    edited = json.loads(good)
+    edited["raw_reply"] = "Score: 1"  # a hand-edited verdict, checksum left as it was
+    other_key = json.loads(good)
+    other_key["key"] = "0" * 64
+    damages = {
+        "truncated": good[: len(good) // 2],
+        "not a dict": b"[]",
+        "not UTF-8": good[:20] + b"\xff\xfe" + good[20:],
+        "binary junk": bytes(range(256)),
+        "empty": b"",
+        "hand-edited": json.dumps(edited).encode(),
+        "another key": json.dumps(other_key).encode(),
+        "no checksum": json.dumps({k: v for k, v in edited.items() if k != "checksum"}).encode(),
+    }
+    for what, damage in damages.items():
+        path.write_bytes(damage)
         fresh = make_client(server)
+        caplog.clear()
         with caplog.at_level(logging.WARNING):
             result = fresh.judge(score_request(1))
-        assert result.score == 5.0 and not result.cached  # treated as a miss, re-sent
-        assert fresh.cache is not None and fresh.cache.stats.corrupt == 1 and fresh.cache.stats.misses == 1
-        assert "corrupt entry" in caplog.text
-        assert json.loads(path.read_text())["raw_reply"] == "Score: 5"  # rewritten
-    assert server.request_count == 4
+        assert result.score == 5.0 and not result.cached, what  # treated as a miss, re-sent
+        assert fresh.cache is not None and fresh.cache.stats.corrupt == 1 and fresh.cache.stats.misses == 1, what
+        assert "corrupt entry" in caplog.text, what
+        assert json.loads(path.read_text())["raw_reply"] == "Score: 5", what  # rewritten
+        assert fresh.cache.get(first.request_key) is not None, what  # and valid again
+    assert server.request_count == 1 + len(damages)
+
+
+def test_entry_checksum_covers_every_field(tmp_path: Path) -> None:
+    cache = JudgeCache(tmp_path)
+    key = "ab" * 32
+    cache.put(key, {"raw_reply": "Score: 3", "template_id": "t", "temperature": 0.0})
+    entry = json.loads(cache.path(key).read_text())
+    assert entry["checksum"] == entry_checksum(entry) and entry["format"] == CACHE_FORMAT
+    for field, value in (("template_id", "u"), ("temperature", 0.5), ("written_at", 1.0), ("format", 1)):
+        cache.path(key).write_text(json.dumps({**entry, field: value}))
+        assert cache.get(key) is None, field
+    assert cache.stats.corrupt == 4
+
+
+def test_old_format_entries_are_misses_with_one_warning(serve: Serve, make_client: Make,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    server = serve(fixed("Score: 4"))
+    seed = make_client(server)
+    keys = [seed.judge(score_request(i)).request_key for i in range(3)]
+    assert seed.cache is not None
+    for key in keys:
+        assert key is not None
+        path = seed.cache.path(key)
+        entry = json.loads(path.read_text())
+        entry.pop("checksum")
+        path.write_text(json.dumps({**entry, "format": 1}))  # as version 1 of this cache wrote them
+    client = make_client(server)
+    with caplog.at_level(logging.WARNING):
+        results = client.judge_many([score_request(i) for i in range(3)], progress=False)
+    assert all(r.score == 4.0 and not r.cached for r in results) and server.request_count == 6
+    assert caplog.text.count("older version") == 1
+
+
+def test_entry_of_another_template_or_model_is_not_served(serve: Serve, make_client: Make) -> None:
+    server = serve(fixed("Score: 4"))
+    client = make_client(server)
+    result = client.judge(score_request(1))
+    assert client.cache is not None and result.request_key is not None
+    path = client.cache.path(result.request_key)
+    entry = json.loads(path.read_text())
+    for field, value in (("template_version", "0"), ("model_requested", "other-judge"), ("template_id", "x/y")):
+        forged = {**entry, field: value}
+        forged["checksum"] = entry_checksum(forged)  # a consistent file, but not this request's answer
+        path.write_text(json.dumps(forged))
+        fresh = make_client(server)
+        assert not fresh.judge(score_request(1)).cached and fresh.cache is not None
+        assert fresh.cache.stats.corrupt == 1, field
+
+
+def test_cached_reply_that_no_longer_parses_is_re_requested(serve: Serve, make_client: Make) -> None:
+    server = serve(fixed("Score: 4"))
+    client = make_client(server)
+    key = client.judge(score_request(1)).request_key
+    assert client.cache is not None and key is not None
+    client.cache.put(key, {**json.loads(client.cache.path(key).read_text()), "raw_reply": "no verdict"})
+    fresh = make_client(server)
+    result = fresh.judge(score_request(1))
+    assert result.score == 4.0 and not result.cached and server.request_count == 2
+    assert fresh.cache is not None and fresh.cache.stats.as_dict() == {"hits": 0, "misses": 1, "writes": 1,
+                                                                       "corrupt": 1}
+
+
+def test_replies_with_any_characters_round_trip(serve: Serve, make_client: Make) -> None:
+    reply = "Ünïcødé ✓ \ud800 lone surrogate, \u0000 nul, 'quotes' \"dq\"\nScore: 3"
+    server = serve(fixed(reply))
+    client = make_client(server)
+    first = client.judge(score_request(1))
+    assert first.score == 3.0 and client.cache is not None and first.request_key is not None
+    assert client.cache.path(first.request_key).read_bytes().isascii()
+    again = make_client(server).judge(score_request(1))
+    assert again.cached and again.raw_reply == reply and server.request_count == 1
 
 
 def _hammer(root: str, worker: int, rounds: int) -> int:

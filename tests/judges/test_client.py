@@ -19,6 +19,7 @@ from lmms_agentic.judges import (
     PromptTemplate,
     coverage_summary,
 )
+from lmms_agentic.judges.result import JUDGE_UNAVAILABLE
 from lmms_agentic.judges.rubric import JsonObjectParser, Number, Text
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply, fixed
 
@@ -272,3 +273,119 @@ def test_unpinned_alias_warns(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING):
         JudgeClient(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="gpt-4o", cache_dir=None))
     assert "unpinned alias" in caplog.text and "gpt-4o-2024-08-06" in caplog.text
+
+
+# ---------------------------------------------------------------- circuit breaker (a judge that is down)
+
+def _breaker_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.getMessage().startswith("JUDGE UNAVAILABLE")]
+
+
+@pytest.mark.parametrize(("name", "reply", "timeout"), [
+    ("http_500", ScriptedReply(status=500), 2.0),
+    ("hanging", ScriptedReply("Score: 3", delay=3.0), 0.15),
+    ("malformed_body", ScriptedReply(body=b"<html>proxy error"), 2.0),
+])
+def test_a_judge_that_is_down_opens_the_breaker_and_the_rest_is_unavailable(
+        serve: Serve, make_client: Make, caplog: pytest.LogCaptureFixture, name: str, reply: ScriptedReply,
+        timeout: float) -> None:
+    server = serve(lambda call: reply)
+    client = make_client(server, timeout=timeout, max_retries=4, backoff_base=0.05, backoff_max=0.1,
+                         breaker_threshold=6, breaker_window=0.3, breaker_cooldown=600.0)
+    start = time.perf_counter()
+    with caplog.at_level(logging.WARNING):
+        results = client.judge_many([score_request(i) for i in range(60)], progress=False)
+    elapsed = time.perf_counter() - start
+    reasons = {r.unscored_reason for r in results}
+    assert reasons <= {TRANSPORT_ERROR, JUDGE_UNAVAILABLE} and JUDGE_UNAVAILABLE in reasons
+    assert sum(r.unscored_reason == JUDGE_UNAVAILABLE for r in results) >= 50
+    assert server.request_count < 30 and elapsed < 3.0, (server.request_count, elapsed)  # 60 x 5 attempts before
+    assert len(_breaker_lines(caplog)) == 1  # said once
+    assert not client.available and client.stats["breaker"] == {"open": True, "trips": 1}
+    assert client.stats["unscored"].get(JUDGE_UNAVAILABLE, 0) >= 50
+    unavailable = next(r for r in results if r.unscored_reason == JUDGE_UNAVAILABLE)
+    assert unavailable.detail and "circuit breaker" in unavailable.detail and unavailable.score is None
+    assert client.cache is not None and len(client.cache) == 0  # nothing unscored is cached
+
+
+def test_opening_the_breaker_wakes_requests_waiting_on_retry_after(serve: Serve, make_client: Make) -> None:
+    server = serve(lambda call: ScriptedReply(status=429, headers={"Retry-After": "60"},
+                                              delay=0.0 if call.index == 0 else 0.5))
+    client = make_client(server, concurrency=2, max_retries=4, breaker_threshold=2, breaker_window=0.3,
+                         retry_after_max=60.0)
+    start = time.perf_counter()
+    results = client.judge_many([score_request(i) for i in range(2)], progress=False)
+    assert time.perf_counter() - start < 5.0  # not 4 x 60 s
+    assert [r.unscored_reason for r in results] == [JUDGE_UNAVAILABLE, JUDGE_UNAVAILABLE]
+    assert "HTTP 429" in (results[0].detail or "")  # the last failure is kept in the detail
+
+
+def test_a_rate_limit_burst_does_not_open_the_breaker(serve: Serve, make_client: Make) -> None:
+    server = serve(lambda call: ScriptedReply(status=429, headers={"retry-after-ms": "50"}) if call.seen == 0
+                   else ScriptedReply("Score: 4"))
+    client = make_client(server, concurrency=8, breaker_threshold=4, breaker_window=2.0)
+    results = client.judge_many([score_request(i) for i in range(16)], progress=False)
+    assert all(r.score == 4.0 for r in results) and client.available
+    assert client.stats["breaker"]["trips"] == 0
+
+
+def test_auth_errors_open_the_breaker_without_waiting_for_the_window(serve: Serve, make_client: Make,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    server = serve(lambda call: ScriptedReply(status=401))
+    client = make_client(server, concurrency=1, breaker_threshold=3, breaker_window=3600.0)
+    with caplog.at_level(logging.WARNING):
+        results = [client.judge(score_request(i)) for i in range(10)]
+    assert [r.unscored_reason for r in results] == [TRANSPORT_ERROR] * 3 + [JUDGE_UNAVAILABLE] * 7
+    assert server.request_count == 3 and len(_breaker_lines(caplog)) == 1
+    assert "HTTP 401" in _breaker_lines(caplog)[0]
+
+
+def test_request_specific_errors_do_not_count(serve: Serve, make_client: Make) -> None:
+    server = serve(lambda call: ScriptedReply(status=400))  # e.g. a prompt over the context length
+    client = make_client(server, concurrency=1, breaker_threshold=2, breaker_window=0.0)
+    results = [client.judge(score_request(i)) for i in range(6)]
+    assert all(r.unscored_reason == TRANSPORT_ERROR for r in results) and server.request_count == 6
+    assert client.available
+
+
+def test_a_probe_closes_the_breaker_when_the_judge_is_back(serve: Serve, make_client: Make,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    down = {"yes": True}
+    server = serve(lambda call: ScriptedReply(status=503) if down["yes"] else ScriptedReply("Score: 5"))
+    client = make_client(server, concurrency=1, max_retries=0, breaker_threshold=2, breaker_window=0.0,
+                         breaker_cooldown=0.3)
+    with caplog.at_level(logging.WARNING):
+        first = [client.judge(score_request(i)) for i in range(5)]
+        assert [r.unscored_reason for r in first] == [TRANSPORT_ERROR] * 2 + [JUDGE_UNAVAILABLE] * 3
+        assert server.request_count == 2
+        time.sleep(0.35)
+        probe = client.judge(score_request(5))  # the probe: one attempt, still down
+        assert probe.unscored_reason == JUDGE_UNAVAILABLE and "probe" in (probe.detail or "")
+        assert server.request_count == 3 and not client.available
+        down["yes"] = False
+        assert client.judge(score_request(6)).unscored_reason == JUDGE_UNAVAILABLE  # cooling down: not sent
+        time.sleep(0.35)
+        later = [client.judge(score_request(i)) for i in range(7, 10)]
+    assert [r.score for r in later] == [5.0, 5.0, 5.0] and client.available
+    assert server.request_count == 3 + 3
+    assert len(_breaker_lines(caplog)) == 1
+    assert any("reachable again" in r.getMessage() and "4 request(s)" in r.getMessage() for r in caplog.records)
+
+
+def test_unavailable_items_are_asked_again_by_a_later_run(serve: Serve, make_client: Make) -> None:
+    broken = serve(lambda call: ScriptedReply(status=502))
+    first = make_client(broken, max_retries=1, breaker_threshold=3, breaker_window=0.0)
+    results = first.judge_many([score_request(i) for i in range(12)], progress=False)
+    assert all(not r.scored for r in results) and first.cache is not None and len(first.cache) == 0
+    healthy = serve(fixed("Score: 2"))
+    second = make_client(healthy)  # same cache folder
+    again = second.judge_many([score_request(i) for i in range(12)], progress=False)
+    assert all(r.score == 2.0 and not r.cached for r in again) and healthy.request_count == 12
+
+
+def test_breaker_off_keeps_the_old_behaviour(serve: Serve, make_client: Make) -> None:
+    server = serve(lambda call: ScriptedReply(status=500))
+    client = make_client(server, max_retries=1, concurrency=4, breaker_threshold=0, breaker_window=0.0)
+    results = client.judge_many([score_request(i) for i in range(10)], progress=False)
+    assert all(r.unscored_reason == TRANSPORT_ERROR for r in results) and server.request_count == 20
+    assert client.available and client.stats["breaker"]["trips"] == 0
