@@ -79,7 +79,8 @@ def _summary(run: Run, specs: Mapping[str, ErrorModes], assignments: Sequence[As
 
     config = run.results.get("config", {})
     lines = ["# Error-mode analysis", "", f"- run: `{run.results_file}`",
-             f"- model: `{config.get('model')}` `{config.get('model_args') or ''}`", *header]
+             f"- model: `{config.get('model')}`" + (f" `{config['model_args']}`" if config.get("model_args") else ""),
+             *header]
     for spec in specs.values():
         lines += [f"- {spec.title}: " + note for note in spec.notes]
     for variant in run.variants:
@@ -112,8 +113,8 @@ def run_errors(args: argparse.Namespace) -> int:
         raise LookupError(f"no variant of {run.results_file} belongs to a benchmark with an error taxonomy "
                           "(tasks/<benchmark>/error_modes.py)")
     options = judging.Options(args.video_frames, args.image_max_side or None, args.max_reply_chars)
-    header = [f"- sampling: {'all predictions' if args.sample is None else f'up to {args.sample} per domain'}"
-              f", evenly across sources (seed {args.seed})"]
+    header = ["- sampling: all predictions" if args.sample is None else
+              f"- sampling: up to {args.sample} predictions per domain, evenly across sources (seed {args.seed})"]
     client: judging.MultimodalJudgeClient | None = None
     if not args.dry_run:
         config = JudgeConfig.from_env()
@@ -181,8 +182,10 @@ def run_errors(args: argparse.Namespace) -> int:
     verify = output.export_verification(folder, assignments, args.verify, args.seed, dict(specs),
                                         None if args.no_verify_media else images_for)
     if client is not None:
-        header.append(f"- judge calls: {json.dumps(client.stats.get('unscored'))} unscored; "
-                      f"{client.stats.get('http_requests')} HTTP requests")
+        stats = client.stats
+        unscored = ", ".join(f"{k} {v}" for k, v in sorted(stats["unscored"].items())) or "none"
+        header.append(f"- judge calls: {stats['http_requests']} HTTP requests ({stats['retries']} retries), "
+                      f"{stats['scored']} scored, unscored: {unscored}")
     text = _summary(run, specs, assignments, tables, figures, header)
     (folder / "summary.md").write_text(text, encoding="utf-8")
     print(text)

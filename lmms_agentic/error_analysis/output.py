@@ -74,7 +74,7 @@ def distribution(spec: ErrorModes, variant: str, assignments: Sequence[Assignmen
     mine = labelled([a for a in assignments if a.item.variant == variant])
     domains = sorted({a.item.domain for a in mine})
     if spec.shared_taxonomy and len(domains) > 1:
-        domains.append(ALL)
+        domains.insert(0, ALL)
     rows = []
     for domain in domains:
         members = [a for a in mine if domain in (ALL, a.item.domain)]

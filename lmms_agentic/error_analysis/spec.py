@@ -53,7 +53,7 @@ class Mode:
         return slug(self.name)
 
 
-CORRECT = Mode("Correct", "The prediction is correct (assigned without a judge call).", "correct")
+CORRECT = Mode("Correct", "The prediction is correct (assigned without a judge call).")
 """The pseudo-mode of correct predictions when a benchmark analyses every prediction (``population="all"``)."""
 
 

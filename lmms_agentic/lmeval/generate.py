@@ -19,6 +19,7 @@ of its subtasks and ignores custom functions, so they are written as `mean` (it 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,10 @@ def output_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "lmeval_tasks"
 
 
+class Block(dict):  # type: ignore[type-arg]
+    """A mapping always written in block style (one key per line)."""
+
+
 class _Dumper(yaml.SafeDumper):
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -48,14 +53,21 @@ def _ref(dumper: yaml.SafeDumper, value: Ref) -> yaml.Node:
     return dumper.represent_scalar("!function", str(value))
 
 
+def _block(dumper: yaml.SafeDumper, value: Block) -> yaml.Node:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", value, flow_style=False)
+
+
 _Dumper.add_representer(Ref, _ref)
+_Dumper.add_representer(Block, _block)
+_QUOTED_REF = re.compile(r"!function '([\w.]+)'")
 
 
 def dump(data: Mapping[str, Any]) -> str:
-    """YAML text: key order kept, flat lists of scalars and small mappings in flow style, long lines unbroken."""
-    text: str = yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100_000,
+    """YAML text: key order kept, `Block` mappings one key per line, other mappings and lists of scalars in flow
+    style, long lines unbroken, `!function` references unquoted."""
+    text: str = yaml.dump(Block(data), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=100_000,
                           allow_unicode=True)
-    return text
+    return _QUOTED_REF.sub(r"!function \1", text)
 
 
 def template(benchmark: str) -> str:
@@ -75,14 +87,16 @@ def template(benchmark: str) -> str:
 
 
 def _group(source: SourceTask) -> tuple[dict[str, Any], list[str]]:
-    notes = []
+    custom: dict[str, list[str]] = {}
     aggregates = []
     for entry in source.copy("aggregate_metric_list") or []:
         if isinstance(entry.get("aggregation"), Ref):
-            notes.append(f"# {entry['metric']}: lm-eval averages subtasks itself; lmms-eval uses "
-                         f"{entry['aggregation']} (same value unless a subtask is NaN)\n")
+            custom.setdefault(str(entry["aggregation"]), []).append(str(entry["metric"]))
             entry["aggregation"] = "mean"
         aggregates.append(entry)
+    notes = [f"# lm-eval averages subtasks itself (custom group aggregations are ignored); lmms-eval aggregates "
+             f"{', '.join(metrics)} with {function}: the same value unless a subtask's value is NaN.\n"
+             for function, metrics in custom.items()]
     body: dict[str, Any] = {"group": source.name, "task": source.copy("task"),
                             "aggregate_metric_list": aggregates}
     if "metadata" in source.config:
@@ -97,13 +111,13 @@ def _task(source: SourceTask, tasks_root: Path, include: str) -> dict[str, Any]:
                           "(add it to lmms_agentic/lmeval/sources.py)")
     if source.config.get("output_type", "generate_until") != "generate_until":
         raise SourceError(f"{source.path}: only generate_until tasks run under lm-eval with images")
-    settings = {"task": source.name, "placeholder": source.placeholder(tasks_root),
+    settings = Block({"task": source.name, "placeholder": source.placeholder(tasks_root),
                 **{key: source.hook(key) for key in ("process_docs", "doc_to_messages", "doc_to_target",
                                                      "process_results")},
-                "kwargs": source.kwargs()}
+                "kwargs": Block(source.kwargs())})
     body: dict[str, Any] = {"include": include, "task": source.name,
-                            "dataset_kwargs": {"lmms_agentic": settings},
-                            "generation_kwargs": source.generation_kwargs(),
+                            "dataset_kwargs": Block({"lmms_agentic": settings}),
+                            "generation_kwargs": Block(source.generation_kwargs()),
                             "metric_list": source.copy("metric_list")}
     if "metadata" in source.config:
         body["metadata"] = source.copy("metadata")

@@ -31,7 +31,8 @@ counts (README.md).
                                            thought).  NOTEBOOK BUG, not reproduced: the released cell passes the
                                            final-answer keywords instead of the step keywords (the notebook
                                            prints "0 'reasoning' match (buggy check)").  Steps are unwrapped
-                                           from [[...]] here.
+                                           from [[...]] here; a GT step that is not an object is skipped, as
+                                           in the notebook's GT reader.
 A reasoning key is present only when its GT is given (gt_final_answer / gt_steps not None).
 
 KEYWORDS -- DEVIATION FROM THE NOTEBOOK.  The notebook uses spaCy ``en_core_web_sm``: noun chunks whose text has
@@ -243,7 +244,8 @@ def _steps_text(steps: Sequence[Any], gt: bool) -> str:
     parts: list[str] = []
     for step in steps:
         if not isinstance(step, Mapping):
-            parts.append(_text(step))
+            if not gt:  # a GT step that is not an object is skipped, as the authors' reader does ("skip malformed")
+                parts.append(_text(step))
             continue
         tool = step.get("tool") if gt else _step_tool(step)
         output = step.get("output") if gt else _step_output(step)

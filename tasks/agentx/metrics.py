@@ -32,6 +32,7 @@ from lmms_agentic.judges.coverage import MISSING, judged_coverage, judged_mean
 from lmms_agentic.tasks.agentx.errors import CATEGORIES
 from lmms_agentic.tasks.agentx.judge import GOAL_METRIC, METRICS
 from lmms_agentic.tasks.agentx.protocol import GENERATIVE_IDS
+from lmms_agentic.tasks.agentx.trace import FAILURES, PARSE_FAILURES
 
 log = logging.getLogger(__name__)
 Items = Sequence[Mapping[str, Any] | None]
@@ -49,6 +50,8 @@ COVERAGE: dict[str, str] = {
     "toolset_acc": "cov_toolset", GOAL_STAR: "cov_imggen",
 }
 """Judged metric -> its coverage metric (scored / eligible items: all, non-generative, or generative)."""
+TRACE_ISSUES: frozenset[str] = frozenset(FAILURES) - frozenset(PARSE_FAILURES)
+"""Failure classes of a reply that DID parse (several tools in a step, an unknown tool, no final answer)."""
 DETERMINISTIC: tuple[str, ...] = ("toolset_f1_prog", "format_error_rate", "exact_match_acc", "parse_failure_rate")
 ERROR_KEYS: tuple[str, ...] = tuple(key for members in CATEGORIES.values() for key in members)
 REPORTED_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -109,6 +112,13 @@ def _number_view(record: Mapping[str, Any]) -> Any:
     return {"score": float(value)}
 
 
+def _unreadable(record: Mapping[str, Any]) -> bool:
+    """Nothing could be read from the reply: `parse_failure` set, and not to an issue of a trace that did parse
+    (records written before version 1.1 put the first trace issue, e.g. "missing_final_answer", there)."""
+    failure = record.get("parse_failure")
+    return bool(failure) and failure not in TRACE_ISSUES
+
+
 def _error_view(key: str) -> View:
     def view(record: Mapping[str, Any]) -> Any:
         flag = (record.get("errors") or {}).get(key)
@@ -127,7 +137,7 @@ VIEWS: dict[str, View] = {
     "toolset_f1_prog": _number_view,
     "format_error_rate": _flag_view("format_ok", true_means=False),
     "exact_match_acc": _flag_view("exact_match"),
-    "parse_failure_rate": lambda record: {"score": 1.0 if record.get("parse_failure") else 0.0},
+    "parse_failure_rate": lambda record: {"score": 1.0 if _unreadable(record) else 0.0},
     **{f"err_{key}": _error_view(key) for key in ERROR_KEYS},
 }
 
@@ -277,7 +287,9 @@ def exact_match_acc(items: Items) -> float:
 
 
 def parse_failure_rate(items: Items) -> float:
-    """Share of items whose output could not be parsed (`parse_failure` set)."""
+    """Share of items from whose reply nothing could be read: no output, or no JSON / Python-literal object
+    (`parse_failure` is "no_output" or "invalid_json").  A reply that parsed but lacks a final answer is not a parse
+    failure: generative tasks have an empty GT answer, so their own GT traces carry none (see README)."""
     return _mean("parse_failure_rate", items)
 
 

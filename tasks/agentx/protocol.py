@@ -21,6 +21,7 @@ __all__ = [
     "TOOLMETA_PATH",
     "TOOL_NAMES",
     "instruction",
+    "system_message",
     "toolmeta",
     "toolmeta_json",
 ]
@@ -149,3 +150,10 @@ def toolmeta_json() -> str:
 def instruction() -> str:
     """The model's system instruction: the closed-source template with the catalogue and the GPT block."""
     return INSTRUCTION_TEMPLATE.replace("{TOOLMETA_JSON}", toolmeta_json()).replace("{FORMAT_BLOCK}", FORMAT_BLOCK_GPT)
+
+
+def system_message() -> str:
+    """The system message byte for byte as the released GPT script sends it: ``instruction_prompt + '\\n\\n'``
+    (the instruction, then two newlines).  Backends without a system role get exactly this text as the first part
+    of the user turn; simple backends get it immediately followed by ``"Query: " + query``."""
+    return instruction() + "\n\n"

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -303,8 +303,10 @@ def load(folder: Path, generative_ids: Collection[str], schema: ResolvedSchema |
     raw = read_data_json(folder)
     check_fields_present(raw.entries, schema)
     repeated = bad_records.duplicates(BENCHMARK, [*raw.entries, *raw.repeated_keys])
-    convert: Callable[[tuple[str, Any]], dict[str, Any]] = (
-        lambda item: normalise(str(item[0]), item[1], generative_ids, schema))
+
+    def convert(item: tuple[str, Any]) -> dict[str, Any]:
+        return normalise(str(item[0]), item[1], generative_ids, schema)
+
     try:
         rows, excluded = bad_records.screen(BENCHMARK, list(raw.entries.items()), convert, environ)
     except BadRecordsError as exc:

@@ -128,3 +128,39 @@ def test_hub_cache_helper_matches_the_standard_layout(tmp_path: Path) -> None:
     found = snapshot_download("org/name", repo_type="dataset", cache_dir=str(tmp_path / "hub"), local_files_only=True)
     assert Path(found).name == COMMIT and json.loads((Path(found) / "data" / "x.json").read_text()) == {"a": 1}
     shutil.rmtree(tmp_path / "hub")
+
+
+DATASETS_CACHE_SCRIPT = r'''
+import glob, os, shutil, sys
+from pathlib import Path
+import datasets
+cache, parquet = Path(sys.argv[1]), sys.argv[2]
+# what an earlier online `datasets.load_dataset("sy-xie/robovista")` leaves behind: the arrow cache of the split
+datasets.load_dataset("parquet", data_files={"train": parquet}, cache_dir=str(cache))
+built = Path(next(p for p in glob.glob(str(cache / "parquet" / "*" / "*" / "*")) if os.path.isdir(p)))
+target = cache / "sy-xie___robovista" / "default" / "0.0.0" / built.name
+shutil.copytree(built, target)
+shutil.rmtree(cache / "parquet")
+for arrow in target.glob("parquet-*.arrow"):
+    arrow.rename(target / arrow.name.replace("parquet-", "robovista-"))
+from lmms_agentic.adapters import benchmarks
+from lmms_agentic.adapters.data import load_split
+table, location = load_split(benchmarks.get("robovista").source, environ={})
+print(len(table), location.kind, location.root)
+'''
+
+
+def test_a_datasets_cache_already_on_disk_serves_a_benchmark_without_media_files(tmp_path: Path) -> None:
+    """No hub snapshot, but the `datasets` arrow cache of an earlier online run: RoboVista (images inside its
+    table) loads from it; the location says so (kind hub, no snapshot folder)."""
+    import subprocess
+    import sys
+
+    parquet = next((benchmarks.get("robovista").folder / "data" / "mini").rglob("*.parquet"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LMMS_AGENTIC_DATA")}
+    env.update(HF_HUB_CACHE=str(tmp_path / "hub"), HF_DATASETS_CACHE=str(tmp_path / "ds"), HF_HUB_OFFLINE="1",
+               HF_DATASETS_OFFLINE="1")
+    done = subprocess.run([sys.executable, "-c", DATASETS_CACHE_SCRIPT, str(tmp_path / "ds"), str(parquet)],
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-3:] == ["21", "hub", "None"]

@@ -1,4 +1,4 @@
-"""Run report: benchmark-level tables and per-domain charts from lmms-eval's result and sample files.
+"""Single-run report: benchmark-level tables and per-domain charts from lmms-eval's result and sample files.
 
 lmms-eval reports each subtask on its own and averages groups; breakdowns that cut across subtasks (RoboVista's
 ability types over all domains) need the per-sample records. This module reads `<ts>_results.json` and the
@@ -28,6 +28,15 @@ from lmms_agentic.adapters.samples import read_record
 EXCLUDED_FROM_BREAKDOWNS = "unknown"
 
 
+class ReportInputError(ValueError):
+    """An input is not an lmms-eval output (folder without results, unreadable results or sample file); the
+    message names the path."""
+
+
+class NoResultsError(ReportInputError, FileNotFoundError):
+    """A folder holds no `*_results.json`."""
+
+
 @dataclass
 class Variant:
     """One reported row: a group (its subtasks pooled) or a standalone task, with its benchmark's declaration."""
@@ -48,11 +57,28 @@ class Variant:
 
 
 def latest_results(folder: Path) -> Path:
-    """The newest `*_results.json` under `folder` (lmms-eval may add a model sub-folder)."""
-    found = sorted(folder.rglob("*_results.json"), key=lambda p: p.name)
+    """The newest `*_results.json` under `folder` (lmms-eval may add a model sub-folder); a results file itself is
+    returned as is."""
+    if folder.is_file() and folder.name.endswith("_results.json"):
+        return folder
+    if not folder.exists():
+        raise NoResultsError(f"{folder}: no such file or folder")
+    found = sorted(folder.rglob("*_results.json"), key=lambda p: p.name) if folder.is_dir() else []
     if not found:
-        raise FileNotFoundError(f"no *_results.json under {folder}; run lmms-eval with --output_path {folder}")
+        raise NoResultsError(f"{folder}: not an lmms-eval output (no *_results.json in it; lmms-eval writes one "
+                             "into its --output_path)")
     return found[-1]
+
+
+def read_results(results_file: Path) -> dict[str, Any]:
+    """The results JSON of a run; `ReportInputError` naming the file when it is not lmms-eval's."""
+    try:
+        data = json.loads(results_file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportInputError(f"{results_file}: not an lmms-eval results file ({exc})") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
+        raise ReportInputError(f"{results_file}: not an lmms-eval results file (no 'results' table)")
+    return data
 
 
 def records(sample_file: Path) -> list[dict[str, Any]]:
@@ -61,9 +87,12 @@ def records(sample_file: Path) -> list[dict[str, Any]]:
     with sample_file.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             try:
-                record = read_record(json.loads(line))
+                line_data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{sample_file}, line {number}: not a JSON sample line ({exc})") from exc
+                raise ReportInputError(f"{sample_file}, line {number}: not a JSON sample line ({exc})") from exc
+            if not isinstance(line_data, dict):
+                raise ReportInputError(f"{sample_file}, line {number}: not an lmms-eval sample line (not an object)")
+            record = read_record(line_data)
             if record is not None:
                 items.append(record)
     return sorted(items, key=lambda item: str(item["id"]))
@@ -71,7 +100,7 @@ def records(sample_file: Path) -> list[dict[str, Any]]:
 
 def collect(results_file: Path) -> tuple[dict[str, Any], list[Variant]]:
     """The results JSON and one `Variant` per top-level group or standalone task that logged samples."""
-    results = json.loads(results_file.read_text())
+    results = read_results(results_file)
     stamp = results_file.name.removesuffix("_results.json")
     samples = {p.name.removeprefix(f"{stamp}_samples_").removesuffix(".jsonl"): p
                for p in results_file.parent.glob(f"{stamp}_samples_*.jsonl")}

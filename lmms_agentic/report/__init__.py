@@ -1,0 +1,35 @@
+"""Run reports: one run (`write_report`, `summary`, `compare_runs`) and several models side by side
+(`write_multi_report`), plus the comparison with the papers' published numbers that `reproduce` prints.
+
+Modules: ``single`` (the single-run report: pooled variants, breakdowns, letter shares, permutations, charts),
+``runs`` (a run as the multi-model report reads it, metrics with clustered standard errors), ``published``
+(published numbers vs a run, with a tolerance from both sides' sampling error), ``ranking`` (rank correlations
+with bootstrap intervals), ``figures`` and ``multi`` (the multi-model report: markdown, CSV, PNG).
+``python -m lmms_agentic.report RUN_DIR...`` writes the single-run report for one folder and the multi-model
+report for several.
+"""
+
+from __future__ import annotations
+
+from lmms_agentic.report.single import (
+    NoResultsError,
+    ReportInputError,
+    Variant,
+    collect,
+    compare_runs,
+    latest_results,
+    permutation_row,
+    records,
+    summary,
+    write_report,
+)
+
+__all__ = ["NoResultsError", "ReportInputError", "Variant", "collect", "compare_runs", "latest_results",
+           "permutation_row", "records", "summary", "write_multi_report", "write_report"]
+
+
+def write_multi_report(*args: object, **kwargs: object) -> object:
+    """See ``lmms_agentic.report.multi.write_multi_report`` (imported on first use: it loads matplotlib)."""
+    from lmms_agentic.report.multi import write_multi_report as write
+
+    return write(*args, **kwargs)  # type: ignore[arg-type]
