@@ -5,6 +5,8 @@
   reply whose tail is blank is read from its thinking instead (models that state the answer inside the think block
   and stop), and stray `<think>` / `</think>` markers are removed, keeping their content. With `False` (the RoboVista
   runner's rule) a blank tail stays blank and markers are kept.
+- `split_at_think_close(text, exact=...)`: the split both use (and the RoboVista runner's parsers, with `exact=True`:
+  only `</think>` as written, in any case).
 - `brace_spans(text, ...)`: every brace-balanced `{...}` span in the order its closing brace appears. Quotes are
   tracked only inside braces (so prose apostrophes cannot hide a brace); a quote may be declared to end at a newline
   (model output, where an unterminated quote must not swallow the rest). `top_level=True` keeps only spans that are
@@ -17,22 +19,30 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["answer_text", "brace_spans"]
+__all__ = ["answer_text", "brace_spans", "split_at_think_close"]
 
 _CLOSE_THINK = re.compile(r"</think\s*>", re.IGNORECASE)
+_CLOSE_THINK_EXACT = re.compile("</think>", re.IGNORECASE)
 _THINK_MARKER = re.compile(r"</?think\s*>", re.IGNORECASE)
+
+
+def split_at_think_close(text: str, *, exact: bool = False) -> tuple[str, str] | None:
+    """(text before, text after) the FIRST closing think tag, or None without one. `exact=True` matches only
+    `</think>` (any case), as the RoboVista runner does; otherwise `</think >` counts too."""
+    close = (_CLOSE_THINK_EXACT if exact else _CLOSE_THINK).search(text)
+    return None if close is None else (text[: close.start()], text[close.end():])
 
 
 def answer_text(text: str, *, fallback_to_thinking: bool) -> str:
     """The reply without its reasoning block (see the module docstring for both policies)."""
-    close = _CLOSE_THINK.search(text)
-    if close is None:
+    parts = split_at_think_close(text)
+    if parts is None:
         return _THINK_MARKER.sub(" ", text) if fallback_to_thinking else text
-    tail = text[close.end():]
+    thinking, tail = parts
     if not fallback_to_thinking:
         return tail
     if not tail.strip():
-        tail = text[: close.start()]
+        tail = thinking
     return _THINK_MARKER.sub(" ", tail)
 
 

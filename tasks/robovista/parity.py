@@ -1,4 +1,4 @@
-"""The RoboVista runner's released answer parsers, as named, versioned parity modes (robovista.md §8).
+"""The RoboVista runner's released answer parsers, as named, versioned parity modes (README.md, "Answer extraction").
 
 Owns: both public versions of ``parse_answer`` in ``benchmark/run_benchmark.py`` of ``Dimios45/robovista``,
 reproduced letter for letter; the name of the released rule that decided; which version ``"parity"`` means
@@ -8,7 +8,7 @@ Modes:
   ``parity_20260706``  commit 5163b10 (2026-07-06, "Initial public release"): the parser the paper describes
                        (App. B) and the only one public when the paper and the leaderboard appeared.
   ``parity_20260714``  commit a5f8054 (2026-07-14): the first version plus a strict re-read of the whole response
-                       when nothing parses after ``</think>``.  The runner's own reference runs (robovista.md §10.9)
+                       when nothing parses after ``</think>``.  The runner's own reference runs (README.md)
                        were made with it.
   ``parity``           an alias of DEFAULT_PARSER (``parity_20260706``): the paper's tables (the parity target)
                        were scored before the second version existed, and its description matches the first.  The
@@ -75,6 +75,7 @@ import re
 from collections.abc import Sequence
 
 from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, Extraction
+from lmms_agentic.adapters.text import split_at_think_close
 
 __all__ = [
     "DEFAULT_PARSER",
@@ -97,7 +98,6 @@ PARSER_RULES: dict[str, tuple[str, ...]] = {
     "parity_20260714": _LABEL_RULES + _POSITION_RULES + _REREAD_RULES,
 }
 
-_CLOSE_TAG = re.compile("</think>", re.IGNORECASE)
 
 # Speed without changing a single result.  The released patterns begin with ``\b``, which keeps Python's regex
 # engine from skipping ahead to a literal, so each costs tens of ms per MB; and after a whitespace run that is not
@@ -234,11 +234,12 @@ def parse_answer(response: object, options: Sequence[str | None] | int, mode: st
         return Extraction(None, "none", "empty")
     if response.lstrip().startswith(REQUEST_FAILED_PREFIX):
         return Extraction(None, "none", "request_failed")
-    close = _CLOSE_TAG.search(response)
-    text = response if close is None else response[close.end():]
+    parts = split_at_think_close(response, exact=True)
+    close = parts is not None
+    text = response if parts is None else parts[1]
     upper = text.strip().upper()
     found = _loose(upper)
-    if found is None and close is not None and version == "parity_20260714":
+    if found is None and close and version == "parity_20260714":
         found = _reread(response.strip().upper())
         if found is None:
             return Extraction(None, "none", "no_match")
