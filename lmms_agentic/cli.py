@@ -8,90 +8,142 @@ Commands:
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
   permutations        (re)write the option-permutation tasks (tasks/<benchmark>/permutations/)
-  new-benchmark NAME  scaffold a new multiple-choice benchmark folder under tasks/ (see README "Adding a benchmark")
+  new-benchmark NAME  scaffold a new multiple-choice benchmark folder under tasks/ (README "Adding a benchmark")
   tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
+
+A user error (missing files, bad data, an unknown benchmark) ends the command with exit status 1 and one line on
+stderr; set LMMS_AGENTIC_DEBUG=1 for the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from lmms_agentic import tasks_dir
-from lmms_agentic.adapters.benchmarks import mcq_benchmarks
+
+Handler = Callable[[argparse.Namespace], int]
 
 
-def main(argv: list[str] | None = None) -> int:
+def _tasks_dir(args: argparse.Namespace) -> int:
+    print(tasks_dir())
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from lmms_agentic.runner import main as run_main
+
+    return run_main(args.lmms_eval_args)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from lmms_agentic.report import write_report
+
+    path, text = write_report(args.folder)
+    print(text)
+    print(f"report written to {path}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from lmms_agentic.report import compare_runs
+
+    print(compare_runs(args.run_a, args.run_b))
+    return 0
+
+
+def _baselines(args: argparse.Namespace) -> int:
+    from lmms_agentic.baselines import main as baselines_main
+
+    print(baselines_main(args.benchmark))
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from lmms_agentic.demo import run_demo
+
+    return run_demo(args.output, with_tiny_vlm=not args.skip_tiny_vlm)
+
+
+def _permutations(args: argparse.Namespace) -> int:
+    from lmms_agentic.permutations import write_all
+
+    written = write_all()
+    print(f"wrote {len(written)} permutation files under {tasks_dir()}")
+    return 0
+
+
+def _new_benchmark(args: argparse.Namespace) -> int:
+    from lmms_agentic.scaffold import create
+
+    tasks_root = (args.tasks_dir or Path(tasks_dir())).resolve()
+    tests_root = args.tests_dir or (tasks_root.parent / "tests" if (tasks_root.parent / "tests").is_dir() else None)
+    folder = create(args.name, n_options=args.options, tasks_root=tasks_root, tests_root=tests_root)
+    print(f"created {folder}; next: edit records.py for the real schema, then run "
+          "`python -m lmms_agentic permutations`")
+    return 0
+
+
+def _tiny_vlm(args: argparse.Namespace) -> int:
+    from lmms_agentic.tiny_vlm import main as tiny_main
+
+    return tiny_main([str(args.out_dir), "--seed", str(args.seed)])
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("tasks-dir", help="print the task folder for lmms-eval --include_path")
-    run_parser = commands.add_parser("run", help="run lmms-eval and fail loudly when the evaluation failed")
-    run_parser.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
-    report = commands.add_parser("report", help="write a report for a finished lmms-eval run")
+    handlers: dict[str, Handler] = {}
+
+    def command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
+        handlers[name] = handler
+        return commands.add_parser(name, help=help_text)
+
+    command("tasks-dir", _tasks_dir, "print the task folder for lmms-eval --include_path")
+    run = command("run", _run, "run lmms-eval and fail loudly when the evaluation failed")
+    run.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
+    report = command("report", _report, "write a report for a finished lmms-eval run")
     report.add_argument("folder", type=Path, help="the --output_path of the run")
-    compare = commands.add_parser("compare", help="paired comparison of two finished runs")
+    compare = command("compare", _compare, "paired comparison of two finished runs")
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
-    baselines = commands.add_parser("baselines", help="constant-letter baselines from the gold letters")
-    baselines.add_argument("benchmark", help="an MCQ benchmark: " + ", ".join(mcq_benchmarks()))
-    demo = commands.add_parser("demo", help="offline smoke run of every benchmark on its mini split")
+    baselines = command("baselines", _baselines, "constant-letter baselines from the gold letters")
+    baselines.add_argument("benchmark", help="a multiple-choice benchmark (e.g. robovista, agentvqa)")
+    demo = command("demo", _demo, "offline smoke run of every benchmark on its mini split")
     demo.add_argument("--output", type=Path, default=Path("runs/demo"))
     demo.add_argument("--skip-tiny-vlm", action="store_true", help="only run the constant-answer dummy model")
-    commands.add_parser("permutations", help="(re)write the option-permutation task YAMLs")
-    scaffold = commands.add_parser("new-benchmark", help="scaffold a new MCQ benchmark folder from the template")
+    command("permutations", _permutations, "(re)write the option-permutation task YAMLs")
+    scaffold = command("new-benchmark", _new_benchmark, "scaffold a new MCQ benchmark folder from the template")
     scaffold.add_argument("name", help="folder and task-name prefix, lower case (e.g. mybench)")
     scaffold.add_argument("--options", type=int, default=4, help="options per question (2-10)")
     scaffold.add_argument("--tasks-dir", type=Path, default=None, help="where to create it (default: ours)")
     scaffold.add_argument("--tests-dir", type=Path, default=None,
                           help="where its tests go (default: the tests/ folder next to the task folder, if any)")
-    tiny = commands.add_parser("tiny-vlm", help="build the tiny random-weight VLM checkpoint")
+    tiny = command("tiny-vlm", _tiny_vlm, "build the tiny random-weight VLM checkpoint")
     tiny.add_argument("out_dir", type=Path)
     tiny.add_argument("--seed", type=int, default=0)
+    return parser, handlers
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user can act on: shown as one line, not a traceback."""
+    from lmms_agentic.host import deterministic_errors
+    from lmms_agentic.runner import RunFailed
+
+    return (*deterministic_errors(), RunFailed, FileNotFoundError, FileExistsError, KeyError, ValueError)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, handlers = build_parser()
     args = parser.parse_args(argv)
-
-    if args.command == "tasks-dir":
-        print(tasks_dir())
-        return 0
-    if args.command == "run":
-        from lmms_agentic.runner import main as run_main
-
-        return run_main(args.lmms_eval_args)
-    if args.command == "report":
-        from lmms_agentic.report import write_report
-
-        path, text = write_report(args.folder)
-        print(text)
-        print(f"report written to {path}")
-        return 0
-    if args.command == "compare":
-        from lmms_agentic.report import compare_runs
-
-        print(compare_runs(args.run_a, args.run_b))
-        return 0
-    if args.command == "baselines":
-        from lmms_agentic.baselines import main as baselines_main
-
-        print(baselines_main(args.benchmark))
-        return 0
-    if args.command == "permutations":
-        from lmms_agentic.permutations import write_all
-
-        written = write_all()
-        print(f"wrote {len(written)} permutation files under {tasks_dir()}")
-        return 0
-    if args.command == "new-benchmark":
-        from lmms_agentic.scaffold import create
-
-        tasks_root = (args.tasks_dir or Path(tasks_dir())).resolve()
-        tests_root = args.tests_dir or (tasks_root.parent / "tests" if (tasks_root.parent / "tests").is_dir() else None)
-        folder = create(args.name, n_options=args.options, tasks_root=tasks_root, tests_root=tests_root)
-        print(f"created {folder}; next: edit records.py for the real schema, then run "
-              "`python -m lmms_agentic permutations`")
-        return 0
-    if args.command == "demo":
-        from lmms_agentic.demo import run_demo
-
-        return run_demo(args.output, with_tiny_vlm=not args.skip_tiny_vlm)
-    from lmms_agentic.tiny_vlm import main as tiny_main
-
-    return tiny_main([str(args.out_dir), "--seed", str(args.seed)])
+    try:
+        return handlers[args.command](args)
+    except user_errors() as exc:
+        if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
+            raise
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"lmms-agentic {args.command}: error: {message}", file=sys.stderr)
+        return 1
