@@ -10,6 +10,8 @@ Commands:
   permutations        (re)write the option-permutation tasks (tasks/<benchmark>/permutations/)
   new-benchmark NAME  scaffold a new multiple-choice benchmark folder under tasks/ (README "Adding a benchmark")
   tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
+  errors RUN_DIR      error-mode analysis of a finished run with a multimodal LLM judge (AgentVQA, RoboVista)
+  agreement CSV       agreement of hand-verified error modes with the judge (accuracy, Cohen's kappa)
 
 A user error (missing files, bad data, an unknown benchmark) ends the command with exit status 1 and one line on
 stderr; set LMMS_AGENTIC_DEBUG=1 for the traceback.
@@ -93,6 +95,12 @@ def _tiny_vlm(args: argparse.Namespace) -> int:
     return tiny_main([str(args.out_dir), "--seed", str(args.seed)])
 
 
+def _errors(args: argparse.Namespace) -> int:
+    from lmms_agentic.error_analysis.commands import run_command
+
+    return run_command(args)
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -125,6 +133,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     tiny = command("tiny-vlm", _tiny_vlm, "build the tiny random-weight VLM checkpoint")
     tiny.add_argument("out_dir", type=Path)
     tiny.add_argument("--seed", type=int, default=0)
+    from lmms_agentic.error_analysis.commands import (
+        AGREEMENT_HELP,
+        ERRORS_HELP,
+        add_agreement_arguments,
+        add_errors_arguments,
+    )
+
+    add_errors_arguments(command("errors", _errors, ERRORS_HELP))
+    add_agreement_arguments(command("agreement", _errors, AGREEMENT_HELP))
     return parser, handlers
 
 

@@ -15,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+ERRORS_HELP = "error-mode analysis of a finished run with a multimodal LLM judge"
+AGREEMENT_HELP = "agreement of hand-verified error modes with the judge"
+
 if TYPE_CHECKING:
     from PIL import Image
 
@@ -23,9 +26,8 @@ if TYPE_CHECKING:
     from .spec import ErrorModes
 
 
-def add_subcommands(commands: Any) -> None:
-    """Add ``errors`` and ``agreement`` to an ``argparse`` sub-parser set."""
-    errors = commands.add_parser("errors", help="error-mode analysis of a finished run with a multimodal LLM judge")
+def add_errors_arguments(errors: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The ``errors`` command's arguments."""
     errors.add_argument("run_dir", type=Path, help="the --output_path of the lmms-eval run (with --log_samples)")
     errors.add_argument("--task", action="append", default=[],
                         help="task or group to analyse (repeatable, or comma-separated; default: every MCQ variant "
@@ -51,9 +53,20 @@ def add_subcommands(commands: Any) -> None:
                         help="longest model reply sent to the judge (head and tail kept; 0: no limit)")
     errors.add_argument("--no-verify-media", action="store_true", help="do not save the verification items' images")
     errors.add_argument("--quiet", action="store_true", help="no progress bars")
-    agreement = commands.add_parser("agreement", help="agreement of hand-verified error modes with the judge")
+    return errors
+
+
+def add_agreement_arguments(agreement: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The ``agreement`` command's arguments."""
     agreement.add_argument("verify_csv", type=Path, help="the verify.csv written by `errors`, verified_mode filled")
     agreement.add_argument("--json", type=Path, default=None, help="also write the numbers as JSON")
+    return agreement
+
+
+def add_subcommands(commands: Any) -> None:
+    """Add ``errors`` and ``agreement`` to an ``argparse`` sub-parser set."""
+    add_errors_arguments(commands.add_parser("errors", help=ERRORS_HELP))
+    add_agreement_arguments(commands.add_parser("agreement", help=AGREEMENT_HELP))
 
 
 def _task_names(values: Sequence[str]) -> list[str]:
@@ -110,7 +123,7 @@ def run_errors(args: argparse.Namespace) -> int:
     specs = _specs(run)
     run.variants = [v for v in run.variants if v.benchmark.name in specs]
     if not run.variants:
-        raise LookupError(f"no variant of {run.results_file} belongs to a benchmark with an error taxonomy "
+        raise ValueError(f"no variant of {run.results_file} belongs to a benchmark with an error taxonomy "
                           "(tasks/<benchmark>/error_modes.py)")
     options = judging.Options(args.video_frames, args.image_max_side or None, args.max_reply_chars)
     header = ["- sampling: all predictions" if args.sample is None else
@@ -120,6 +133,7 @@ def run_errors(args: argparse.Namespace) -> int:
         config = JudgeConfig.from_env()
         client = judging.MultimodalJudgeClient(config)
         if args.probe_vision:
+            judging.require_judge(config, True)  # configured at all?
             ok, detail = judging.probe_vision(client)
             if not ok:
                 raise judging.JudgeSetupError(f"vision probe failed: {detail}; the judge cannot see images")
@@ -196,25 +210,34 @@ def run_errors(args: argparse.Namespace) -> int:
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run ``errors`` or ``agreement``; setup problems print one message and return 2."""
+    """Run ``errors`` or ``agreement`` (``args.command``); user errors raise (see ``user_errors``)."""
+    if args.command == "agreement":
+        from .agreement import run_agreement
+
+        print(run_agreement(args.verify_csv, args.json))
+        return 0
+    return run_errors(args)
+
+
+def user_errors() -> tuple[type[BaseException], ...]:
+    """Errors a user can act on (shown as one line): judge setup, data location, verified labels, missing files."""
     from lmms_agentic.adapters.data import DataLoadError
 
-    from .agreement import VerificationError, run_agreement
     from .judging import JudgeSetupError
 
-    try:
-        if args.command == "agreement":
-            print(run_agreement(args.verify_csv, args.json))
-            return 0
-        return run_errors(args)
-    except (JudgeSetupError, VerificationError, DataLoadError, LookupError, FileNotFoundError) as exc:
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"error: {message}", file=sys.stderr)
-        return 2
+    return (JudgeSetupError, DataLoadError, KeyError, ValueError, FileNotFoundError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lmms_agentic.error_analysis",
                                      description="error-mode analysis of lmms-agentic runs")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
-    return run_command(parser.parse_args(argv))
+    args = parser.parse_args(argv)
+    try:
+        return run_command(args)
+    except user_errors() as exc:
+        if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
+            raise
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"lmms-agentic {args.command}: error: {message}", file=sys.stderr)
+        return 1

@@ -50,7 +50,7 @@ DEFAULT_MAX_SIDE = 1536
 DEFAULT_MAX_REPLY_CHARS = 40_000
 
 
-class JudgeSetupError(RuntimeError):
+class JudgeSetupError(ValueError):
     """The judge cannot do this analysis (not configured, or not declared image-capable); nothing was sent."""
 
 
@@ -159,7 +159,8 @@ class Options:
     video_frames: int | None = None
     max_side: int | None = DEFAULT_MAX_SIDE
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS
-    chunk: int = 32
+    chunk: int = 0
+    """Requests built and sent at a time (0: twice the judge's concurrency, at least 8)."""
 
 
 def build_requests(spec: ErrorModes, items: Sequence[Item], store: DocStore,
@@ -202,8 +203,9 @@ def judge_items(spec: ErrorModes, items: Sequence[Item], skipped: Sequence[Item]
         else:
             to_judge.append(item)
     pending = build_requests(spec, to_judge, store, kwargs_of, options)
+    size = options.chunk or max(8, 2 * client.config.concurrency)
     while True:
-        chunk = list(itertools.islice(pending, max(1, options.chunk)))
+        chunk = list(itertools.islice(pending, size))
         if not chunk:
             break
         results = client.judge_many([request for _, request in chunk], progress=progress,

@@ -168,7 +168,7 @@ class DocStore:
         position = self._index.get(item.base_id)
         if position is None:
             where = locate(self.benchmark.source).describe()
-            raise LookupError(f"{self.benchmark.name} record {item.base_id!r} (task {item.task}) is not in the data "
+            raise KeyError(f"{self.benchmark.name} record {item.base_id!r} (task {item.task}) is not in the data "
                               f"at {where}: point {DATA_ENV} (or --data) at the data the run used")
         doc = dict(self._docs[position])
         order = item.record.get("permutation")

@@ -53,7 +53,7 @@ def judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Scrip
     with ScriptedJudgeServer(mode_from_reply) as server:
         for key, value in {"LMMS_AGENTIC_JUDGE_BASE_URL": server.base_url, "LMMS_AGENTIC_JUDGE_MODEL": "vlm-judge",
                            "LMMS_AGENTIC_JUDGE_CACHE": str(tmp_path / "cache"), "LMMS_AGENTIC_JUDGE_VISION": "1",
-                           "LMMS_AGENTIC_JUDGE_MAX_RETRIES": "0"}.items():
+                           "LMMS_AGENTIC_JUDGE_MAX_RETRIES": "0", "LMMS_AGENTIC_DATA": "mini"}.items():
             monkeypatch.setenv(key, value)
         monkeypatch.delenv("LMMS_AGENTIC_JUDGE_PRESET", raising=False)
         yield server
@@ -120,6 +120,46 @@ def test_full_reply(line: dict[str, Any], reply: str) -> None:
     assert run.full_reply(line) == reply
 
 
+def _run_with(tmp_path: Path, data: dict[str, Any] | None) -> run.Run:
+    results = {"lmms_agentic": {"data": {"robovista": data}}} if data else {}
+    return run.Run(tmp_path, tmp_path / "x_results.json", results, [])
+
+
+@pytest.mark.parametrize(("env", "logged", "chosen", "warns"), [
+    ({}, {"kind": "mini", "chosen_by": "LMMS_AGENTIC_DATA=mini"}, "mini", False),        # the run's setting
+    ({"LMMS_AGENTIC_DATA": "mini"}, None, "mini", False),                                   # the environment's
+    ({"LMMS_AGENTIC_DATA": "/elsewhere"}, {"kind": "local", "path": "/data/robovista",
+                                            "chosen_by": "LMMS_AGENTIC_DATA=/data"}, "/elsewhere", True),
+    ({}, {"kind": "local", "path": "/data/robovista", "chosen_by": "LMMS_AGENTIC_DATA_ROBOVISTA=/data/robovista"},
+     None, False),
+])
+def test_data_location_follows_the_run(tmp_path: Path, env: dict[str, str], logged: dict[str, Any] | None,
+                                       chosen: str | None, warns: bool) -> None:
+    from lmms_agentic.adapters import benchmarks
+
+    line = run.use_run_data(_run_with(tmp_path, logged), benchmarks.get("robovista"), env)
+    assert env.get("LMMS_AGENTIC_DATA") == chosen
+    assert ("WARNING" in line) is warns
+    if chosen is None:
+        assert env["LMMS_AGENTIC_DATA_ROBOVISTA"] == "/data/robovista"
+
+
+def test_permutation_rows_get_the_options_the_model_saw(robovista_docs: Any) -> None:
+    from lmms_agentic.adapters import benchmarks, permutation
+
+    expanded = permutation.expand(robovista_docs, "circular").to_list()
+    row = next(r for r in expanded if r["perm_index"] == 2)
+    record = {"benchmark": "robovista", "id": row["id"], "group_id": row["group_id"], "permutation": row["permutation"],
+              "domain": row["domain"], "source": row["source"]}
+    store = run.DocStore(benchmarks.get("robovista"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LMMS_AGENTIC_DATA", "mini")
+        doc = store.get(spec.Item("v", "t", record, "", "correct"))
+        with pytest.raises(KeyError, match="not in the data"):
+            store.get(spec.Item("v", "t", {**record, "group_id": "nope"}, "", "correct"))
+    assert (doc["options"], doc["answer"]) == (row["options"], row["answer"])
+
+
 # ------------------------------------------------------------------ judge: images and declarations
 
 def test_images_travel_as_content_parts_and_enter_the_cache_key(tmp_path: Path) -> None:
@@ -166,9 +206,10 @@ def test_text_only_judge_is_refused_before_any_call(tmp_path: Path, monkeypatch:
     with ScriptedJudgeServer(lambda call: ScriptedReply("{}")) as server:
         monkeypatch.setenv("LMMS_AGENTIC_JUDGE_BASE_URL", server.base_url)
         monkeypatch.setenv("LMMS_AGENTIC_JUDGE_MODEL", "text-only")
+        monkeypatch.setenv("LMMS_AGENTIC_DATA", "mini")  # restored after the test (the command sets it from --data)
         monkeypatch.delenv("LMMS_AGENTIC_JUDGE_VISION", raising=False)
         monkeypatch.delenv("LMMS_AGENTIC_JUDGE_PRESET", raising=False)
-        assert commands.main(["errors", str(folder), "--data", "mini", "--quiet"]) == 2
+        assert commands.main(["errors", str(folder), "--data", "mini", "--quiet"]) == 1
         assert server.request_count == 0
     assert "not declared image-capable" in capsys.readouterr().err
 
@@ -267,6 +308,15 @@ def test_constructed_run_gives_the_known_distribution(tmp_path: Path, judge_env:
     assert commands.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--quiet",
                           "--video-frames", "3", "--no-verify-media"]) == 0
     assert judge_env.request_count == 1  # only the unscored reply is asked again
+
+
+def test_dry_run_sends_nothing(tmp_path: Path, judge_env: ScriptedJudgeServer) -> None:
+    folder = constructed_run(tmp_path / "run", KNOWN)
+    assert commands.main(["errors", str(folder), "--dry-run", "--output", str(tmp_path / "out"),
+                          "--sample", "1", "--video-frames", "2"]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "out" / "requests.jsonl").read_text().splitlines()]
+    assert len(lines) == 5 and judge_env.request_count == 0  # one per domain
+    assert all(line["images"] > 0 and line["template"].startswith("agentvqa/error_mode/") for line in lines)
 
 
 def test_agreement_rejects_labels_outside_the_row_taxonomy(tmp_path: Path) -> None:
