@@ -1,11 +1,10 @@
 """Agent-X rule-based error taxonomy, computed in code; no LLM involved.
 
-Owns the checks of ``analysis/error_analysis.ipynb`` and the tool-call cells of ``analysis/metrics.ipynb`` over ONE
-prediction record, the released prediction-file shape ``{"query", "filename", **model_json}`` as a plain dict (build it
-with ``ParsedTrace.notebook_record``).  Like the notebooks, every rule reads the raw record: nothing here depends on
-``adapters.traces``, keys are not canonicalised unless a rule says so, and ``[[...]]``-wrapped steps are kept as
-written except where noted.  Summing the per-record results over a prediction file gives the notebook's error
-counts (README.md).
+Owns the checks of ``analysis/error_analysis.ipynb`` over ONE prediction record, the released prediction-file shape
+``{"query", "filename", **model_json}`` as a plain dict (build it with ``ParsedTrace.notebook_record``).  Like the
+notebook, every rule reads the raw record: nothing here depends on ``trace.py``, keys are not canonicalised unless a
+rule says so, and ``[[...]]``-wrapped steps are kept as written except where noted.  Summing the per-record results
+over a prediction file gives the notebook's error counts (README.md).
 
 ``classify`` keys, grouped as in the paper (``CATEGORIES``):
   planning    no_action_no_response        steps falsy AND (final_answer not a dict OR its "value" falsy); a bare
@@ -64,7 +63,6 @@ __all__ = [
     "extract_keywords",
     "invalid_json_format",
     "is_empty_value",
-    "tool_call_stats",
 ]
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
@@ -263,7 +261,7 @@ def classify(
 ) -> dict[str, bool]:
     """The taxonomy's error flags of one prediction record (True = the error is present); keys as in ``CATEGORIES``.
 
-    ``tool_names`` is accepted for symmetry with ``tool_call_stats``; no classify rule reads it (invalid tool names
+    ``tool_names`` is accepted for the callers' convenience; no classify rule reads it (invalid tool names
     are a tool-call statistic, as in the notebooks).  Reasoning keys appear only when their GT is given."""
     del tool_names
     steps = record.get("reasoning_steps")
@@ -286,29 +284,3 @@ def classify(
         flags["step_keyword_mismatch"] = _no_keyword_match(
             _steps_text(_unwrap(gt_steps), gt=True), _steps_text(_unwrap(steps), gt=False), use_spacy)
     return flags
-
-
-def tool_call_stats(record: Mapping[str, Any], tool_names: Sequence[str]) -> dict[str, int]:
-    """Tool-call statistics of one record (sum over a file for the notebook's table).
-
-    A step's tool is "tool_used" else "tool", its output "tool_output" else "output"; a step succeeds when both are
-    non-empty (``is_empty_value``), else it is tool_without_output, output_without_tool or fully_empty (a step that
-    is not a dict is fully empty).  invalid_names counts steps whose non-empty tool is not exactly (after strip) one
-    of ``tool_names``.  empty_sample is 1 when the record has no steps (so total failures = empty samples + failed
-    steps + invalid names).  Steps are unwrapped from [[...]]."""
-    names = set(tool_names)
-    steps = _unwrap(record.get("reasoning_steps"))
-    stats = {"steps": len(steps), "successful": 0, "tool_without_output": 0, "output_without_tool": 0,
-             "fully_empty": 0, "invalid_names": 0, "empty_sample": int(not steps)}
-    for step in steps:
-        if not isinstance(step, Mapping):
-            stats["fully_empty"] += 1
-            continue
-        tool, output = _step_tool(step), _step_output(step)
-        has_tool, has_output = not is_empty_value(tool), not is_empty_value(output)
-        key = ("successful" if has_output else "tool_without_output") if has_tool else (
-            "output_without_tool" if has_output else "fully_empty")
-        stats[key] += 1
-        if has_tool and _text(tool).strip() not in names:
-            stats["invalid_names"] += 1
-    return stats

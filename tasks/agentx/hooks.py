@@ -30,7 +30,7 @@ from lmms_agentic.adapters.data import Location, fetch_folder, locate, record_pr
 from lmms_agentic.adapters.docs import select_where
 from lmms_agentic.adapters.media import as_pil, decoded_once
 from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
-from lmms_agentic.adapters.samples import response_text
+from lmms_agentic.adapters.samples import loop_check, response_text
 from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import metrics, protocol, records
 from lmms_agentic.tasks.agentx.errors import classify
@@ -227,6 +227,7 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True) -> di
         "prediction": prediction,
         "video": video,
         "gt_skipped_steps": list(doc.get("skipped_steps") or []),
+        "loop": loop_check(response, answered=trace.failure not in PARSE_FAILURES),
         "not_judged": blocker or None,
         "judge_style": style_for(default_client().config) if judge and not blocker else None,
     }

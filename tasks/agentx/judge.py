@@ -16,7 +16,7 @@ model output)::
 tool_acc/tool_accuray, fact_acc/faithfulness_accuray, context_s/context_score, fact_p/factual_precision,
 sem_acc/semantic_accuracy, goal_acc/goal_accuray, toolset_acc/toolset_accuray; ``UNREPORTED_METRICS`` adds
 step_s/step_score, clarity_s/clarity_penalty, reward_s/reward_score (pass ``metrics=ALL_NAMES``).
-``style_for(config)`` ties the serialisation to the judge; ``protocol_record(style)`` is what to log with results.
+``style_for(config)`` ties the serialisation to the judge (logged per sample as ``judge_style``).
 
 What the judge receives
 -----------------------
@@ -63,7 +63,6 @@ Goal accuracy is **not asked for generative ids**; ``judge_item`` omits ``goal_a
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -95,7 +94,6 @@ __all__ = [
     "gt_block",
     "judge_item",
     "not_judgeable_item",
-    "protocol_record",
     "requests_for_item",
     "serialise",
     "style_for",
@@ -311,17 +309,3 @@ def style_for(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> 
         except ValueError:
             raise ValueError(f"{ENV_STYLE}={env.get(ENV_STYLE)!r}: expected 'gpt' or 'qwen'") from None
     return "qwen" if "qwen" in (config.model or "").lower() else "gpt"
-
-
-def protocol_record(style: str, metrics: Sequence[str] = ALL_NAMES) -> dict[str, Any]:
-    """What to log beside the results: the style, and per metric the template id, version and digest and the
-    SHA-256 of the verbatim system prompt (comparable with the digests pinned in the tests)."""
-    chosen = _check_style(style)
-    record: dict[str, Any] = {"style": chosen, "parser": SCORE_PARSER.spec, "templates": {}}
-    for name in metrics:
-        tpl = template(_CODE_KEY[name], chosen)
-        record["templates"][name] = {
-            "id": tpl.id, "version": tpl.version, "digest": tpl.digest,
-            "system_sha256": hashlib.sha256((tpl.system or "").encode("utf-8")).hexdigest(),
-        }
-    return record

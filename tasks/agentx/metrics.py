@@ -139,6 +139,8 @@ VIEWS: dict[str, View] = {
     "exact_match_acc": _flag_view("exact_match"),
     "parse_failure_rate": lambda record: {"score": 1.0 if _unreadable(record) else 0.0},
     **{f"err_{key}": _error_view(key) for key in ERROR_KEYS},
+    "loop_rate": lambda record: {"score": 1.0 if (record.get("loop") or {}).get("loop") else 0.0},
+    "truncation_rate": lambda record: {"score": 1.0 if (record.get("loop") or {}).get("truncated") else 0.0},
 }
 
 
@@ -293,6 +295,16 @@ def parse_failure_rate(items: Items) -> float:
     return _mean("parse_failure_rate", items)
 
 
+def loop_rate(items: Items) -> float:
+    """Share of replies ending in a thinking loop (`adapters.loops`; 0-1 scale like every Agent-X metric)."""
+    return _mean("loop_rate", items)
+
+
+def truncation_rate(items: Items) -> float:
+    """Share of replies that end inside a loop (or at the token limit) with nothing parsed."""
+    return _mean("truncation_rate", items)
+
+
 def error_rate(items: Items, key: str) -> float:
     """Share of items flagged `key` by the error taxonomy (over items that carry the key); NaN for other keys."""
     metric = f"err_{key}"
@@ -334,7 +346,8 @@ def error_keys() -> tuple[str, ...]:
 
 
 def _registry() -> dict[str, Callable[[Items], float]]:
-    names = [*DIRECT, GOAL_METRIC, GOAL_STAR, *COVERAGE.values(), *DETERMINISTIC, *(f"err_{k}" for k in ERROR_KEYS)]
+    names = [*DIRECT, GOAL_METRIC, GOAL_STAR, *COVERAGE.values(), *DETERMINISTIC, *(f"err_{k}" for k in ERROR_KEYS),
+             "loop_rate", "truncation_rate"]
     return {name: globals()[name] for name in names}
 
 

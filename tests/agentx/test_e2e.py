@@ -58,6 +58,7 @@ def test_with_a_loopback_judge_every_metric_is_scored_and_cached(tmp_path: Path)
     with ScriptedJudgeServer(lambda call: ScriptedReply(reply)) as server:
         first = _judged_run(tmp_path, "first", server)
         sent = server.request_count
+        prompts = [call.prompt for call in server.calls]
         second = _judged_run(tmp_path, "second", server)
         assert server.request_count == sent, "a rerun must be served from the judge cache"
     assert sent == 8 * 9 + 2 * 8  # nine judged metrics per text task, eight per generative task (no Goal call)
@@ -69,6 +70,14 @@ def test_with_a_loopback_judge_every_metric_is_scored_and_cached(tmp_path: Path)
     assert results["agentx_text_answer"]["cov_ground,none"] == 1.0
     text = results["agentx_text_answer"]
     assert text["parse_failure_rate,none"] == pytest.approx(1 / 8)  # task "4" got an empty reply
+    # the generative GT traces have an empty answer; replayed, every reply still parses
+    assert results["agentx_generative"]["parse_failure_rate,none"] == 0.0
+    # the judge gets the GT steps as released: task "2" is [[...]]-wrapped in data.json and stays so
+    released = json.loads((MINI / "data.json").read_text())["2"][0]
+    wrapped = f"'GT reasoning steps': {released['reasoning_steps']!s}"
+    assert wrapped.startswith("'GT reasoning steps': [[{")
+    task2 = [p for p in prompts if f"'query': {released['query']!r}" in p and "'GT reasoning steps'" in p]
+    assert len(task2) == 7 and all(wrapped in p for p in task2)
     assert text["toolset_f1_prog,none"] == pytest.approx(7 / 8) and text["exact_match_acc,none"] == 1.0
     sample = next(s["ground_s"] for s in first.samples("agentx_text_answer") if s["ground_s"]["id"] == "0")
     assert sample["judge"]["ground_s"]["judge_model"] and sample["judge_style"] == "gpt"

@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.tasks.agentx.errors: every rule of the error taxonomy and tool_call_stats.
+"""Table-driven tests for lmms_agentic.tasks.agentx.errors: every rule of the error taxonomy.
 
 Records are prediction-file records ({"query", "filename", **model_json}).  Keyword checks force the documented
 approximation (use_spacy=False) so the results do not depend on what is installed.
@@ -18,7 +18,6 @@ from lmms_agentic.tasks.agentx.errors import (
     extract_keywords,
     invalid_json_format,
     is_empty_value,
-    tool_call_stats,
 )
 from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.trace import parse_trace
@@ -176,31 +175,6 @@ def test_use_spacy_true_requires_spacy() -> None:
 ])
 def test_is_empty_value(value: object, empty: bool) -> None:
     assert is_empty_value(value) is empty
-
-
-STATS_KEYS = ("steps", "successful", "tool_without_output", "output_without_tool", "fully_empty", "invalid_names",
-              "empty_sample")
-
-
-@pytest.mark.parametrize(("steps", "expected"), [
-    ([step(1, "OCR"), step(2, "Calculator")], (2, 2, 0, 0, 0, 0, 0)),
-    ([step(1, "OCR", tool_output="")], (1, 0, 1, 0, 0, 0, 0)),
-    ([step(1, "OCR", tool_output="null"), step(2, "OCR", tool_output=0), step(3, "OCR", tool_output=None)],
-     (3, 0, 3, 0, 0, 0, 0)),
-    ([step(1, ""), step(2, None)], (2, 0, 0, 2, 0, 0, 0)),
-    ([{}, "free text", step(3, "", tool_output="")], (3, 0, 0, 0, 3, 0, 0)),
-    ([step(1, "Scene Segmentation Tool"), step(2, "ocr"), step(3, "OCR, Calculator"), step(4, " OCR ")],
-     (4, 4, 0, 0, 0, 3, 0)),
-    ([step(1, "Foo", tool_output="")], (1, 0, 1, 0, 0, 1, 0)),
-    ([{"task": "t", "tool": "OCR", "output": "o"}], (1, 1, 0, 0, 0, 0, 0)),
-    ([{"tool_used": "", "tool": "OCR", "tool_output": "", "output": "o"}], (1, 1, 0, 0, 0, 0, 0)),
-    ([[step(1, "OCR"), step(2, "Solver")]], (2, 2, 0, 0, 0, 0, 0)),
-    ("", (0, 0, 0, 0, 0, 0, 1)),
-    ([], (0, 0, 0, 0, 0, 0, 1)),
-    (None, (0, 0, 0, 0, 0, 0, 1)),
-])
-def test_tool_call_stats(steps: object, expected: tuple[int, ...]) -> None:
-    assert tool_call_stats(rec(steps), TOOL_NAMES) == dict(zip(STATS_KEYS, expected, strict=True))
 
 
 def test_invalid_json_format_on_the_parser_records() -> None:

@@ -61,6 +61,23 @@ def test_video_gets_eight_labelled_frames_logged_per_sample(docs: dict[str, Any]
     assert native[0]["type"] == "video" and native[0]["url"].endswith("AgentX_5.mp4")
 
 
+@pytest.mark.parametrize("path", ["system_role", "no_system_role", "simple_backend"])
+def test_the_system_text_reaches_every_backend_byte_for_byte(docs: dict[str, Any], path: str) -> None:
+    """The released GPT script's system message is `instruction_prompt + '\n\n'`; the bytes arrive unchanged."""
+    expected = protocol.instruction().encode("utf-8") + b"\n\n"
+    query = docs["2"]["query"]
+    if path == "simple_backend":
+        assert hooks.doc_to_text(docs["2"], KWARGS).encode("utf-8") == expected + f"Query: {query}".encode()
+        return
+    messages = hooks.doc_to_messages(docs["2"], {**KWARGS, "system_role": path == "system_role"})
+    first = messages[0]["content"][0]
+    assert first["type"] == "text" and first["text"].encode("utf-8") == expected
+    user = messages[-1]["content"]
+    assert [m["role"] for m in messages] == (["system", "user"] if path == "system_role" else ["user"])
+    assert user[-1] == {"type": "text", "text": f"Query: {query}"}
+    assert sum(part["type"] == "image" for part in user) == 2
+
+
 def test_simple_backends_and_models_without_system_role(docs: dict[str, Any]) -> None:
     assert hooks.doc_to_text(docs["0"], KWARGS) == f"{protocol.instruction()}\n\nQuery: {docs['0']['query']}"
     assert len(hooks.doc_to_visual(docs["2"], KWARGS)) == 2
@@ -116,4 +133,4 @@ def test_malformed_task_names_key_and_field(tmp_path: Path, manifest: datasets.D
     with pytest.MonkeyPatch.context() as patch, pytest.raises(RecordError) as error:
         patch.setenv("LMMS_AGENTIC_DATA", str(tmp_path))
         hooks.all_docs()
-    assert "agentx record '7', field 'final_answer'" in str(error.value)
+    assert "record '7', field 'final_answer'" in str(error.value)

@@ -115,3 +115,22 @@ def test_instruction_assembly() -> None:
     assert text.count(toolmeta_json()) == 1
     assert text.endswith(FORMAT_BLOCK_GPT)
     assert "given as follows:\n" + toolmeta_json() + "\n\nYour objective" in text
+
+
+def test_system_message_is_the_released_instruction_plus_two_newlines() -> None:
+    """run_inference_gpt.py sends `instruction_prompt + '\\n\\n'` as the system message: byte for byte."""
+    text = protocol.system_message()
+    assert text.encode("utf-8") == instruction().encode("utf-8") + b"\n\n"
+    assert len(text) == 9112 + 2 and text.endswith('"\n            }\n        }\n\n\n')
+    assert sha256(text) == "05b1d46ab837be13d07547ca177ea9ed3bbc246e39371b2d82cefc8735bebd42"
+
+
+def test_known_generative_list_mismatches_are_kept() -> None:
+    """The list reproduces the published tables, so it is kept as released; the README names these ids."""
+    assert {"336", "553", "584", "605", "615", "820"} == protocol.LISTED_TEXT_QUESTIONS
+    assert protocol.LISTED_TEXT_QUESTIONS <= GENERATIVE_IDS
+    assert {"43", "167", "578", "619", "732", "781", "803", "827"} == protocol.UNLISTED_BOX_QUESTIONS
+    assert not protocol.UNLISTED_BOX_QUESTIONS & GENERATIVE_IDS
+    readme = (protocol.TOOLMETA_PATH.parent / "README.md").read_text(encoding="utf-8")
+    for key in sorted(protocol.LISTED_TEXT_QUESTIONS | protocol.UNLISTED_BOX_QUESTIONS, key=int):
+        assert f"{key}" in readme.partition("### Generative ids")[2].partition("\n## ")[0], key

@@ -7,18 +7,24 @@ that the result is JSON-able.  Case ids read "<what>__<expected>".
 from __future__ import annotations
 
 import json
+import math
+import random
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters.text import brace_spans
 from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.trace import (
     FAILURES,
+    MAX_BALANCED_ATTEMPTS,
     MAX_DEPTH,
+    TRACE_KEYS,
     ParsedTrace,
     TraceStep,
+    _key_spans,
     canonical_tool,
     parse_trace,
     toolset_scores,
@@ -302,3 +308,93 @@ def test_toolset_scores(predicted: list[str], gold: list[str], expected: tuple[f
 def test_toolset_scores_from_a_parsed_trace() -> None:
     trace = parse(with_(reasoning_steps=[step(1, "TextToBbox"), step(2, "DrawBox – mark it")]))
     assert toolset_scores(trace.tools(), ["LocateObjectByText", "DrawBoundingBox"])["f1"] == 1.0
+
+
+# ---------------------------------------------------------------- cost: linear, bounded, whatever the reply
+MB = 1_000_000
+PROSE = "The quick brown fox's tool isn't here; it says {maybe} \"quoted\" text.\n"
+
+
+def trace_with(tool: object = "OCR", **fields: object) -> str:
+    return json.dumps({"reasoning_steps": [{**step(1, tool), **fields}],
+                       "final_answer": {"value": "v", "justification": "j"}})
+
+
+# (id, reply of about 1 MB, expected attributes): each must parse well within the bound below.
+ADVERSARIAL: list[tuple[str, str, dict[str, Any]]] = [
+    ("whitespace_40k_in_tool__was_107s", trace_with("OCR" + " " * 40_000 + "x"), {"tools": ("OCR",)}),
+    ("whitespace_run_in_tool", trace_with("OCR" + " " * MB + "and Calculator"), {"tools": ("OCR",)}),
+    ("whitespace_runs_in_every_field",
+     json.dumps({"reasoning_steps": [{"task": " " * 200_000, "tool_used": " \t" * 100_000 + "OCR",
+                                      "tool_output": " " * 200_000, "thought": " \n" * 100_000}],
+                 "final_answer": {"value": " " * 100_000 + "v", "justification": "j"}}),
+     {"parse_path": "json", "tools": ("OCR",), "final_answer": "v"}),
+    ("whitespace_before_closing_fence", "```json\n" + trace_with() + " " * MB + "\n```",
+     {"parse_path": "json", "tools": ("OCR",)}),
+    ("whitespace_after_opening_fence", "```json" + " \n" * (MB // 2) + trace_with() + "\n```",
+     {"parse_path": "json", "tools": ("OCR",)}),
+    ("open_braces_100k", "{" * 100_000, {"failure": "invalid_json"}),
+    ("open_braces_1mb_then_key", "{" * MB + '"reasoning_steps"', {"failure": "invalid_json"}),
+    ("deep_object_nesting", '{"reasoning_steps": ' * (MB // 20) + "1" + "}" * (MB // 20),
+     {"failure": "invalid_json"}),
+    ("deep_list_nesting", '{"reasoning_steps": ' + "[" * (MB // 2) + "]" * (MB // 2) + "}",
+     {"failure": "invalid_json"}),
+    ("deep_python_literal", "{'final_answer': " + "(" * (MB // 2), {"failure": "invalid_json"}),
+    ("prose_1mb", PROSE * (MB // len(PROSE)), {"failure": "invalid_json"}),
+    ("prose_1mb_with_trace_keys", (PROSE + "final_answer reasoning_steps\n") * (MB // 100),
+     {"failure": "invalid_json"}),
+    ("prose_1mb_then_trace", PROSE * (MB // len(PROSE)) + trace_with(),
+     {"parse_path": "balanced_json", "tools": ("OCR",)}),
+    ("flat_braces_1mb_then_trace", "lorem {ipsum} " * (MB // 14) + trace_with(),
+     {"parse_path": "balanced_json", "tools": ("OCR",)}),
+    ("separators_1mb_in_tool", trace_with("," * MB), {"tools": (), "failure": None}),  # no name: "no tool"
+    ("thousand_names_in_tool", trace_with(", ".join(["OCR", "Calculator"] * 50_000)),
+     {"tools": ("OCR", "Calculator"), "failure": "multiple_tools_in_step"}),
+    ("many_fenced_blocks", "".join(f'```\n{{"a": {i}}}\n```\n' for i in range(50_000)), {"failure": "invalid_json"}),
+    ("unclosed_quote_in_braces", '{"reasoning_steps": "' + "x" * MB, {"failure": "invalid_json"}),
+    ("escapes_in_braces", '{"final_answer": "' + "\\\\" * (MB // 2), {"failure": "invalid_json"}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), [(c[1], c[2]) for c in ADVERSARIAL], ids=[c[0] for c in ADVERSARIAL])
+def test_adversarial_replies_parse_in_bounded_time(text: str, expected: dict[str, Any]) -> None:
+    """Well under 50 ms per call on a normal machine (README: measured figures); 0.5 s here leaves room for a busy
+    CI runner.  Before 1.1, 40,000 spaces in a tool field took 107 s."""
+    parse(text)  # warm caches (tool index, compiled patterns)
+    started = time.perf_counter()
+    trace = parse(text)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 0.5, f"{elapsed:.3f} s"
+    got = {"tools": trace.tools()}
+    for key, value in expected.items():
+        assert (got[key] if key in got else getattr(trace, key)) == value, key
+
+
+def test_parse_time_grows_linearly() -> None:
+    """Doubling a whitespace run inside a field (the input that was quadratic) at most about doubles the time."""
+    def seconds(n: int) -> float:
+        text = "```json\n" + trace_with("OCR" + " " * n + "x", thought=" " * n) + " " * n + "\n```"
+        best = math.inf
+        for _ in range(3):
+            started = time.perf_counter()
+            parse(text)
+            best = min(best, time.perf_counter() - started)
+        return best
+    small, large = seconds(200_000), seconds(800_000)
+    assert large < 8 * small + 0.02  # 4x the input: linear is about 4x, quadratic would be 16x
+
+
+def _spans_with_keys(text: str) -> list[tuple[int, int]]:
+    """The reference: every `brace_spans` span holding a trace key, the last-closing first (at most the bound)."""
+    keys = [i for key in TRACE_KEYS for i in range(len(text)) if text.startswith(key, i)]
+    spans = [(a, b) for a, b in brace_spans(text) if any(a <= k < b for k in keys)]
+    return list(reversed(spans))[:MAX_BALANCED_ATTEMPTS]
+
+
+def test_the_bounded_brace_scan_finds_the_spans_of_brace_spans() -> None:
+    rng = random.Random(20240611)
+    alphabet = ['{', '}', '"', "'", "\\", "\n", " ", "x", "final_answer", "reasoning_steps", "{}", "{final_output}"]
+    for _ in range(3_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        keys = sorted(i for key in TRACE_KEYS for i in range(len(text)) if text.startswith(key, i))
+        assert _key_spans(text, keys) == _spans_with_keys(text), text
