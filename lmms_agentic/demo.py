@@ -72,6 +72,9 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
         report, text = write_report(vlm_dir)
         print(summary(text))
         print(f"full report with breakdowns and charts: {report}")
+    from lmms_agentic.reproduce import smoke_table
+
+    print("\n" + smoke_table(output))
     print(
         "\n" + "=" * 100 + "\n"
         "These numbers come from SMOKE-TEST models: `dummy` always answers \"A\" (its accuracy equals the\n"

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["BACKENDS", "HF_BACKENDS", "Backend", "Preset", "PresetError", "all_presets", "backend_for",
-           "cpu_model_args", "for_run", "gen_kwargs", "get", "listing", "model_args", "parse_model_args",
+           "cpu_model_args", "execute", "for_run", "gen_kwargs", "get", "listing", "main", "model_args",
+           "parse_model_args",
            "protocols", "task_for", "unreproducible"]
 
 BACKENDS = ("vllm", "hf", "api", "dummy")
@@ -304,26 +305,37 @@ def listing() -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="python -m lmms_agentic.presets", description="list the model presets")
+def add_arguments(parser: Any) -> Any:
     parser.add_argument("name", nargs="?", help="show one preset's lmms-eval arguments per backend")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def execute(args: Any) -> int:
+    """List the presets, or show one (``PresetError`` for an unknown name)."""
     if args.name is None:
         print(listing())
         return 0
-    try:
-        preset = get(args.name)
-    except PresetError as exc:
-        print(f"error: {exc}")
-        return 2
+    preset = get(args.name)
     print(f"{preset.name}: {preset.title} ({preset.kind}){' - ' + preset.notes if preset.notes else ''}")
     for backend in preset.backends.values():
+        model = backend.model if backend.reasoning_effort is None else "agentic_openai (openai + reasoning_effort)"
         key = f"  (key from ${backend.key_env})" if backend.key_env else ""
-        print(f"  {backend.name}: --model {backend.model} --model_args {model_args(backend)}{key}")
+        print(f"  {backend.name}: --model {model} --model_args {model_args(backend)}{key}")
     for benchmark in preset.reference:
         extra = gen_kwargs(preset, benchmark)
         print(f"  {benchmark}: task {task_for(preset, benchmark, protocols(benchmark)[0])}"
               + (f", --gen_kwargs {extra}" if extra else ""))
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import sys
+
+    parser = add_arguments(argparse.ArgumentParser(prog="python -m lmms_agentic presets",
+                                                   description="list the model presets"))
+    try:
+        return execute(parser.parse_args(argv))
+    except PresetError as exc:
+        print(f"lmms-agentic presets: error: {exc}", file=sys.stderr)
+        return 1

@@ -49,7 +49,8 @@ class OpenAIReasoningEffort(OpenAICompatible):  # type: ignore[misc]  # lmms-eva
         if reasoning_effort is not None:
             if reasoning_effort not in EFFORTS:
                 raise ValueError(f"reasoning_effort must be one of {', '.join(EFFORTS)}, got {reasoning_effort!r}")
-            self.client = _Client(self.client, {"reasoning_effort": reasoning_effort})
+            inner: Any = self.__dict__["client"]  # set by the parent constructor
+            self.client = _Client(inner, {"reasoning_effort": reasoning_effort})
         self.reasoning_effort = reasoning_effort
 
 

@@ -11,6 +11,9 @@ report for several.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from lmms_agentic.report.single import (
     NoResultsError,
     ReportInputError,
@@ -28,8 +31,9 @@ __all__ = ["NoResultsError", "ReportInputError", "Variant", "collect", "compare_
            "permutation_row", "records", "summary", "write_multi_report", "write_report"]
 
 
-def write_multi_report(*args: object, **kwargs: object) -> object:
-    """See ``lmms_agentic.report.multi.write_multi_report`` (imported on first use: it loads matplotlib)."""
+def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_boot: int = 1000
+                       ) -> tuple[Path, str]:
+    """The multi-model report (``lmms_agentic.report.multi``, imported on first use: it loads matplotlib)."""
     from lmms_agentic.report.multi import write_multi_report as write
 
-    return write(*args, **kwargs)  # type: ignore[arg-type]
+    return write(folders, output, n_boot)

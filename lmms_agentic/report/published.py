@@ -138,7 +138,9 @@ def table(comparisons: Iterable[Comparison], title: str = "") -> str:
         interval = ""
         if c.ours.se is not None and not math.isnan(c.value):
             half = Z95 * c.ours.se * c.factor
-            interval = f" [{_number(c.value - half, digits)}, {_number(c.value + half, digits)}]"
+            top = 100.0 if c.row.scale == "percent" else 1.0
+            low, high = max(0.0, c.value - half), min(top, c.value + half)
+            interval = f" [{_number(low, digits)}, {_number(high, digits)}]"
         where = f"{c.row.model} ({c.row.source}{', judge ' + c.row.judge if c.row.judge else ''})"
         tolerance = c.tolerance
         lines.append(f"| {c.benchmark} | {c.protocol} | {c.task} | {where} | {c.row.metric} | {c.row.value_text} | "

@@ -11,8 +11,8 @@ the preset the run used (from the manifest, else from the results' model argumen
   subtasks; for ``domain_<d>_acc`` of a group without that metric, the headline of its ``<task>_<d>`` subtask;
 - the standard error comes from the per-sample values every sample line carries under the metric's name
   (``{"score": x}``, see ``adapters.samples``): samples sharing an item id (ICL seeds, option permutations) are
-  averaged first, so the error is clustered by item; ``None`` when the metric has no per-sample values
-  (e.g. calibration error).
+  averaged first, so the error is clustered by item; right/wrong values use the plus-two estimate
+  (``standard_error``); ``None`` when the metric has no per-sample values (e.g. calibration error).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from typing import Any
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.report.single import ReportInputError, latest_results, read_results
+from lmms_agentic.reproduce import MANIFEST
 
-MANIFEST = "reproduce.json"
 _DOMAIN = re.compile(r"domain_(?P<domain>.+)_acc")
 
 
@@ -144,8 +144,9 @@ def number(value: Any) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def item_scores(run: Run, task: str, metric: str) -> list[float]:
-    """Per-item values of ``metric`` over the task's leaves, one per item id (repeats of an item averaged)."""
+def item_scores(run: Run, task: str, metric: str) -> dict[str, float]:
+    """Per-item values of ``metric`` over the task's leaves, by item id (repeats of an item averaged: ICL seeds,
+    option permutations)."""
     by_item: dict[str, list[float]] = {}
     for leaf in run.leaves(task):
         for line in run.lines(leaf):
@@ -156,7 +157,20 @@ def item_scores(run: Run, task: str, metric: str) -> list[float]:
             record = read_record(line)
             key = str(record.get("group_id", record["id"])) if record is not None else f"{leaf}:{line.get('doc_id')}"
             by_item.setdefault(key, []).append(score)
-    return [statistics.fmean(values) for values in by_item.values()]
+    return {key: statistics.fmean(values) for key, values in by_item.items()}
+
+
+def standard_error(scores: list[float], top: float = 100.0) -> float | None:
+    """Standard error of a mean of per-item values on a 0..``top`` scale (100 for percentages, 1 for the unit
+    scale); for right/wrong values (0 or ``top``) the plus-two estimate ``top``·√(p̃(1−p̃)/n) with p̃ = (k+1)/(n+2),
+    which stays positive when every item agrees (a plain √(p(1−p)/n) would claim certainty from a handful of
+    items)."""
+    if len(scores) < 2:
+        return None
+    if all(s in (0.0, top) for s in scores):
+        tilde = (sum(s / top for s in scores) + 1.0) / (len(scores) + 2.0)
+        return top * math.sqrt(tilde * (1.0 - tilde) / len(scores))
+    return statistics.stdev(scores) / math.sqrt(len(scores))
 
 
 def measure(run: Run, task: str, metric: str) -> Measure | None:
@@ -165,7 +179,7 @@ def measure(run: Run, task: str, metric: str) -> Measure | None:
     row = run.results["results"].get(task)
     if not isinstance(row, dict):
         return None
-    scores = item_scores(run, task, metric)
+    scores = list(item_scores(run, task, metric).values())
     reported = row.get(f"{metric},none")
     value = number(reported)
     source = "results"
@@ -181,5 +195,6 @@ def measure(run: Run, task: str, metric: str) -> Measure | None:
         if isinstance(reported, float) and math.isnan(reported):
             return Measure(math.nan, None, 0, "results")  # the task ran but has no value (e.g. no judge)
         return None
-    se = statistics.stdev(scores) / math.sqrt(len(scores)) if len(scores) >= 2 else None
-    return Measure(value, se, len(scores), source)
+    owner = benchmarks.benchmark_of_task(task)
+    top = 1.0 if owner is not None and owner.scale == "unit" else 100.0
+    return Measure(value, standard_error(scores, top), len(scores), source)

@@ -36,8 +36,9 @@ VIDEO_TASK = "agentvqa_egocentric_videos"
 IMAGE_TASK = "robovista"
 CLI_TIMEOUT = 1200
 
-# vLLM's CPU attention kernels support these text head sizes only (vllm.v1.attention.backends.cpu_attn);
-# head_dim 16 fails at the first prefill with "Unsupported CPU attention configuration: head_dim=16".
+# vLLM's CPU attention kernels support no text head size below this (vllm.v1.attention.backends.cpu_attn);
+# head_dim 16 fails at the first prefill with "Unsupported CPU attention configuration: head_dim=16". The tiny
+# checkpoint is built with it (lmms_agentic.tiny_vlm: 2 heads x 32 over hidden size 64).
 CPU_HEAD_DIM = 32
 
 # Options for vLLM's CPU backend, passed through lmms-eval's model_args to vllm.LLM:
@@ -80,35 +81,9 @@ def _require_vllm() -> None:
         pytest.skip(reason)
 
 
-def _fit_heads_for_vllm_cpu(checkpoint: Path) -> None:
-    """Regroup the text attention heads of a tiny checkpoint to head_dim >= 32, keeping every weight shape.
-
-    q_proj is (heads * head_dim, hidden) and k/v_proj (kv_heads * head_dim, hidden): with hidden 64,
-    4 x 16 -> 2 x 32 and 2 x 16 -> 1 x 32 keep the same matrices, so the same random weights load. The
-    3D rotary sections must then sum to the new head_dim / 2. Nothing changes when head_dim is >= 32.
-    """
-    path = checkpoint / "config.json"
-    config = json.loads(path.read_text(encoding="utf-8"))
-    text = config.get("text_config", config)
-    hidden, heads, kv_heads = text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]
-    head_dim = text.get("head_dim") or hidden // heads
-    if head_dim >= CPU_HEAD_DIM:
-        return
-    factor = CPU_HEAD_DIM // head_dim
-    assert CPU_HEAD_DIM % head_dim == 0 and heads % factor == 0 and kv_heads % factor == 0, text
-    text["num_attention_heads"] = heads // factor
-    text["num_key_value_heads"] = kv_heads // factor
-    text.pop("head_dim", None)
-    for key in ("rope_parameters", "rope_scaling"):
-        rope = text.get(key)
-        if isinstance(rope, dict) and "mrope_section" in rope:
-            rope["mrope_section"] = [section * factor for section in rope["mrope_section"]]
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project's tiny random-weight Qwen2.5-VL, built here (no download), fitted to vLLM's CPU kernels."""
+    """The project's tiny random-weight Qwen2.5-VL, built here (no download); its text heads are 32 wide."""
     root = tmp_path_factory.mktemp("vllm") / "tiny-qwen2_5_vl"
     done = subprocess.run(
         [sys.executable, "-m", "lmms_agentic", "tiny-vlm", str(root)],
@@ -116,7 +91,8 @@ def checkpoint(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
-    _fit_heads_for_vllm_cpu(root)
+    text = json.loads((root / "config.json").read_text(encoding="utf-8"))["text_config"]
+    assert text["hidden_size"] // text["num_attention_heads"] == CPU_HEAD_DIM, text
     return root
 
 
@@ -253,3 +229,23 @@ def test_vllm_cpu_video_frames(checkpoint: Path, tmp_path: Path) -> None:
     assert visual_tokens >= 3 * frames, (
         f"prompts {prompts} tokens vs {text_tokens} text tokens: {frames} frames did not reach the model"
     )
+
+
+def test_preset_vllm_arguments_are_engine_arguments() -> None:
+    """Every argument a preset gives the vllm backend is one lmms-eval's backend or vLLM's engine takes."""
+    import dataclasses
+    import inspect
+
+    from lmms_eval.models.chat.vllm import VLLM as ChatVLLM
+    from lmms_eval.models.simple.vllm import VLLM as SimpleVLLM
+    from vllm.engine.arg_utils import EngineArgs
+
+    from lmms_agentic import presets
+
+    accepted = {f.name for f in dataclasses.fields(EngineArgs)}
+    for backend in (ChatVLLM, SimpleVLLM):
+        accepted |= set(inspect.signature(backend.__init__).parameters)
+    for preset in presets.all_presets().values():
+        if "vllm" in preset.backends:
+            args = presets.parse_model_args(presets.model_args(preset.backends["vllm"], world_size=8))
+            assert set(args) <= accepted, (preset.name, set(args) - accepted)

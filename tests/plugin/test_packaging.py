@@ -58,6 +58,8 @@ def test_every_task_file_travels_in_the_wheel(wheel_names: set[str]) -> None:
     "lmms_agentic/judges/__init__.py",
     "lmms_agentic/host.py",
     "lmms_agentic/py.typed",
+    "lmms_agentic/presets/open.yaml",
+    "lmms_agentic/benchmark_template/hooks.py.tmpl",
 ])
 def test_key_files_are_packaged(wheel_names: set[str], name: str) -> None:
     assert name in wheel_names

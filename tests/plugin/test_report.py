@@ -77,3 +77,20 @@ def test_robustness_section_and_paired_comparison(tmp_path: Path) -> None:
     assert "| bench_circular | 4 | 75.0 | 62.5 ± 17.7 | 50.0 [" in text
     table = compare_runs(tmp_path / "a", tmp_path / "b")
     assert "| bench_circular | 8 | 62.5 | 100.0 | +37.5 [" in table and "| 3 | 0 |" in table
+
+
+def test_inputs_that_are_not_lmms_eval_outputs_are_named(tmp_path: Path) -> None:
+    import pytest
+
+    from lmms_agentic.report import NoResultsError, ReportInputError
+
+    with pytest.raises(NoResultsError, match=f"{tmp_path}: not an lmms-eval output"):
+        write_report(tmp_path)
+    (tmp_path / "x_results.json").write_text("[]")
+    with pytest.raises(ReportInputError, match=r"x_results.json: not an lmms-eval results file \(no 'results'"):
+        write_report(tmp_path)
+    _write_run(tmp_path)
+    (tmp_path / "x_results.json").unlink()
+    (tmp_path / "20260101_000000_samples_bench_y.jsonl").write_text("[1]\n")
+    with pytest.raises(ReportInputError, match=r"samples_bench_y.jsonl, line 1: not an lmms-eval sample line"):
+        write_report(tmp_path)

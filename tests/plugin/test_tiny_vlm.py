@@ -1,4 +1,5 @@
-"""The tiny random-weight Qwen2.5-VL checkpoint: builds offline, reloads, generates, is reused."""
+"""The tiny random-weight checkpoints: build offline, reload, generate, are reused; the Qwen2.5-VL text heads are
+32 wide (vLLM's CPU attention), and each kind records itself so model_args fits its backend."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def _generate(processor: Any, model: Any, content: list[dict[str, Any]], **media
 
 def test_checkpoint_files_and_token_ids(checkpoint: pathlib.Path) -> None:
     meta = json.loads((checkpoint / tiny_vlm.MARKER).read_text(encoding="utf-8"))
-    assert meta["seed"] == 0
+    assert meta["seed"] == 0 and meta["kind"] == "qwen2_5_vl" and meta["builder_version"] == tiny_vlm.BUILDER_VERSION
     assert set(tiny_vlm.REQUIRED_FILES) <= set(meta["files"])
     assert all((checkpoint / name).is_file() for name in meta["files"])
     assert 100_000 < meta["parameters"] < 1_000_000
@@ -59,6 +60,27 @@ def test_checkpoint_files_and_token_ids(checkpoint: pathlib.Path) -> None:
     assert config["vision_start_token_id"] == ids["<|vision_start|>"]
     assert config["vision_end_token_id"] == ids["<|vision_end|>"]
     assert config["text_config"]["eos_token_id"] == ids["<|im_end|>"]
+    text = config["text_config"]
+    assert (text["hidden_size"], text["num_attention_heads"], text["num_key_value_heads"]) == (64, 2, 1)
+    rope = text.get("rope_parameters") or text.get("rope_scaling")
+    assert rope["mrope_section"] == [4, 6, 6]  # sums to head size 32 / 2
+
+
+@pytest.mark.parametrize("kind", ["qwen3_vl", "llava"])
+def test_other_kinds_build_and_name_their_backend(kind: str, tmp_path: pathlib.Path) -> None:
+    import transformers
+
+    root = tiny_vlm.build(tmp_path / kind, kind)
+    assert tiny_vlm.kind_of(root) == kind and tiny_vlm.is_complete(root, 0, kind)
+    assert not tiny_vlm.is_complete(root, 0, "qwen2_5_vl")
+    args = dict(item.split("=", 1) for item in tiny_vlm.model_args(root).split(","))
+    assert args["pretrained"] == str(root) and args["device"] == "cpu"
+    config = transformers.AutoConfig.from_pretrained(root)
+    assert config.model_type == {"qwen3_vl": "qwen3_vl", "llava": "llava"}[kind]
+    assert config.text_config.hidden_size // config.text_config.num_attention_heads == 32
+    assert tiny_vlm.BACKEND[kind] in ("qwen3_vl", "llava_hf")
+    with pytest.raises(ValueError, match="unknown kind"):
+        tiny_vlm.build(tmp_path / "x", "nope")
 
 
 def test_tokenizer_knows_the_special_tokens(loaded: tuple[Any, Any]) -> None:

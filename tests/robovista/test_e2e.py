@@ -60,7 +60,7 @@ def test_samples_log_prompts_and_payloads(dummy_run: CliRun) -> None:
     assert payload["icl_example_id"] == "q_mini_00" and payload["pred_parity"] == "A"
     assert payload["rule_parity"] == "c_bare" and (payload["pred"], payload["rule"]) == ("A", "bare_label")
     assert "=== EXAMPLE ===" in record["input"]
-    assert dummy_run.results["versions"]["robovista_cot"] == 1.0
+    assert dummy_run.results["versions"]["robovista_cot"] == 2.0
 
 
 def test_report_writes_markdown_and_a_chart_per_benchmark(dummy_run: CliRun) -> None:

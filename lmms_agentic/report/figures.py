@@ -1,0 +1,66 @@
+"""PNG figures of the multi-model report (matplotlib, Agg backend; imported only when a report is written).
+
+``grouped_bars`` draws one bar per model side by side at each x position with its 95% interval and the paper's
+number for that model as a black diamond on its bar. The report uses it for each benchmark's domains (x = "all"
+and the domains) and for the Agent-X metric profile (x = the ten published metrics).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+Cell = tuple[float, float, float]
+"""(value, low, high); NaN when missing."""
+
+
+@dataclass(frozen=True)
+class Series:
+    """One model's bars: value and interval per x position, and the paper's value per x position (if any)."""
+
+    label: str
+    cells: Mapping[str, Cell]
+    paper: Mapping[str, float]
+
+
+def _plt() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def grouped_bars(groups: Sequence[str], series: Sequence[Series], target: Path, title: str, ylabel: str,
+                 ylim: tuple[float, float]) -> Path:
+    """Bars per group (x) and series (side by side) with error bars and paper markers; saved to ``target``."""
+    plt = _plt()
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(groups) * max(1, len(series)) + 3), 4.2))
+    marked = False
+    for k, s in enumerate(series):
+        xs = [x + (k - (len(series) - 1) / 2) * width for x in range(len(groups))]
+        values = [s.cells.get(g, (math.nan, math.nan, math.nan)) for g in groups]
+        heights = [0.0 if math.isnan(v[0]) else v[0] for v in values]
+        errors = [[0.0 if math.isnan(v[0]) or math.isnan(v[1]) else max(0.0, v[0] - v[1]) for v in values],
+                  [0.0 if math.isnan(v[0]) or math.isnan(v[2]) else max(0.0, v[2] - v[0]) for v in values]]
+        ax.bar(xs, heights, width, yerr=errors, capsize=2, label=s.label)
+        paper = [(x, s.paper[g]) for x, g in zip(xs, groups, strict=True) if g in s.paper]
+        if paper:
+            ax.scatter([p[0] for p in paper], [p[1] for p in paper], marker="D", s=18, color="black", zorder=3,
+                       label=None if marked else "paper")
+            marked = True
+    ax.set_xticks(list(range(len(groups))))
+    ax.set_xticklabels([g.replace("_", "\n") for g in groups], fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(*ylim)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    plt.close(fig)
+    return target
