@@ -205,7 +205,8 @@ def _other_tasks(results: Mapping[str, Any], shown: set[str]) -> list[str]:
     return lines
 
 
-def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path]) -> str:
+def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path],
+                    results_file: Path | None = None) -> str:
     config = results.get("config", {})
     lines = [
         "# lmms-agentic run report",
@@ -241,6 +242,10 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
                   "", "| variant | questions | orig acc | perm mean ± std | circular acc | consistency | flip rate "
                   "| letter bias p | most over-predicted letter |", "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
         lines += [_permutation_line(v) for v in permuted]
+    if results_file is not None:
+        from lmms_agentic.report.loops import loop_section
+
+        lines += loop_section(results, variants, results_file)
     lines += ["", "## Breakdowns (accuracy as the benchmark's headline counts it)", "",
               "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
@@ -295,7 +300,7 @@ def write_report(folder: Path) -> tuple[Path, str]:
     charts = [plot_domains(vs, results_file.parent / f"{stamp}_{name}_domains.png",
                            f"{name}: accuracy per domain (model: {model})")
               for name, vs in sorted(by_benchmark.items())]
-    text = render_markdown(results, variants, charts)
+    text = render_markdown(results, variants, charts, results_file)
     target = results_file.parent / f"{stamp}_report.md"
     target.write_text(text)
     return target, text

@@ -94,3 +94,39 @@ def test_inputs_that_are_not_lmms_eval_outputs_are_named(tmp_path: Path) -> None
     (tmp_path / "20260101_000000_samples_bench_y.jsonl").write_text("[1]\n")
     with pytest.raises(ReportInputError, match=r"samples_bench_y.jsonl, line 1: not an lmms-eval sample line"):
         write_report(tmp_path)
+
+
+def test_thinking_loops_section_separates_looped_samples(tmp_path: Path) -> None:
+    """Accuracy over all samples, without the looped ones and of the looped ones; a reply that used the whole
+    token budget without an answer counts as cut at the limit even without a visible loop."""
+    stamp = "20260103_000000"
+    (tmp_path / f"{stamp}_results.json").write_text(json.dumps({
+        "group_subtasks": {}, "results": {"bench_loops": {"accuracy,none": 50.0}}, "config": {"model": "m"},
+        "configs": {"bench_loops": {"generation_kwargs": {"max_new_tokens": 100}}}}))
+    rows = [  # (looped, correct, answered, output tokens)
+        (False, True, True, 20), (False, True, True, 30), (False, False, True, 40), (False, False, False, 100),
+        (True, False, False, 100), (True, False, False, 100),
+    ]
+    lines = []
+    for n, (looped, ok, answered, tokens) in enumerate(rows):
+        record = {"benchmark": "agentvqa", "id": f"q{n}", "domain": "x", "source": "aitw", "correct": ok,
+                  "pred": ("A" if ok else "B") if answered else None, "answer": "A",
+                  "loop": {"loop": looped, "truncated": looped and not answered}}
+        lines.append(json.dumps({"doc_id": n, "accuracy": record, "token_counts": [{"output_tokens": tokens}]}))
+    (tmp_path / f"{stamp}_samples_bench_loops.jsonl").write_text("\n".join(lines) + "\n")
+    _, text = write_report(tmp_path)
+    assert "## Thinking loops" in text
+    # 6 samples: 2 looped (33.3%), 2 end in a loop unanswered, 3 used the budget unanswered; accuracy 33.3 over
+    # all, 50.0 without the looped ones, 0.0 of the looped ones
+    assert "| bench_loops | 6 | 33.3 | 33.3 | 50.0 | 33.3 | 50.0 | 0.0 (2) |" in text
+
+
+def test_no_loops_gives_one_line(tmp_path: Path) -> None:
+    _write_run(tmp_path)
+    for path in tmp_path.glob("*_samples_*.jsonl"):
+        lines = [json.loads(line) for line in path.read_text().splitlines()]
+        for line in lines:
+            line["accuracy"]["loop"] = {"loop": False, "truncated": False}
+        path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    _, text = write_report(tmp_path)
+    assert "No reply ends in a thinking loop" in text
