@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Literal
 
 import datasets
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 DATA_ENV = "LMMS_AGENTIC_DATA"
 MINI = "mini"
@@ -129,8 +131,13 @@ def load_local(path: Path, split: str) -> datasets.Dataset:
         return _select_split(datasets.load_from_disk(str(path)), split, str(path))
     parquet = sorted(path.rglob("*.parquet"))
     if parquet:
-        files = [str(f) for f in _split_files(parquet, split)]
-        return datasets.load_dataset("parquet", data_files={split: files}, split=split)
+        files = _split_files(parquet, split)
+        for file in files:  # a damaged file is named here; datasets' own error does not say which one
+            try:
+                pq.read_metadata(file)
+            except (pa.ArrowException, OSError) as exc:
+                raise DataLoadError(f"{file} is not a readable parquet file (truncated or corrupt: {exc})") from exc
+        return datasets.load_dataset("parquet", data_files={split: [str(f) for f in files]}, split=split)
     for name in JSON_NAMES:
         json_file = path / name
         if json_file.exists():

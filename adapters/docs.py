@@ -4,8 +4,11 @@ Steps, once per (benchmark, data location) for the life of the process (the subt
 1. the release schema (`adapters.release_schema`) is resolved: the benchmark's defaults plus a user override found
    next to the data; raw columns are renamed to canonical fields (or gathered into lists);
 2. table-level checks: required columns present, every label spelling known (one error listing all unknown ones);
-3. every row goes through the benchmark's normaliser; bad records (and duplicate ids) are collected and reported
-   together, or excluded and counted with `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (`adapters.bad_records`);
+3. every row goes through the benchmark's normaliser, and its media are checked without decoding (every image:
+   empty, truncated, corrupt; a video: inside the dataset folder, present, not truncated; `media.check_image_cell`,
+   `frames.check_video`), so bad media stop the run before any model is called; text that is not valid UTF-8 names
+   its record and field; bad records (and duplicate ids) are collected and reported together, or excluded and
+   counted with `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (`adapters.bad_records`);
 4. the image column is counted from Arrow metadata and carried over untouched (left encoded:
    `Image(decode=False)`), so images are never decoded or re-encoded while loading, and decoded once per question
    when a prompt is built.
@@ -16,15 +19,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import datasets
 import pyarrow.compute as pc
 
-from lmms_agentic.adapters import bad_records, benchmarks, provenance
-from lmms_agentic.adapters.data import DataLoadError, Location, load_split, locate
+from lmms_agentic.adapters import bad_records, benchmarks, frames, media, provenance
+from lmms_agentic.adapters.data import DataLoadError, Location, load_split, locate, resolve_media
 from lmms_agentic.adapters.release_schema import ReleaseSchema, ResolvedSchema, present, resolve
-from lmms_agentic.adapters.schema import McqDoc
+from lmms_agentic.adapters.schema import McqDoc, RecordError
 
 Normaliser = Callable[[Mapping[str, Any], int, ResolvedSchema], McqDoc]
 _CACHE: dict[tuple[str, Location], tuple[datasets.Dataset, Location]] = {}
@@ -66,10 +70,46 @@ def check_columns(raw: datasets.Dataset, schema: ResolvedSchema, required: tuple
                                      if not present(raw.column_names, schema.fields[name])))
 
 
+def _text_rows(table: datasets.Dataset, benchmark: str, where: str) -> list[dict[str, Any] | RecordError]:
+    """The rows of `table` as dicts; a row holding text that is not valid UTF-8 becomes the `RecordError` naming its
+    record and field (Arrow does not validate strings read from parquet; Python's decoding then fails)."""
+    try:
+        return list(table.to_list())
+    except UnicodeDecodeError:
+        pass
+    arrow = table.data.table
+    out: list[dict[str, Any] | RecordError] = []
+    for index in range(len(table)):
+        try:
+            out.append(arrow.slice(index, 1).to_pylist()[0])
+            continue
+        except UnicodeDecodeError:
+            pass
+        try:
+            record_id = str(arrow.column("id")[index].as_py()) if "id" in arrow.column_names else f"<row {index}>"
+        except UnicodeDecodeError:
+            record_id = f"<row {index}>"
+        for name in arrow.column_names:
+            try:
+                arrow.column(name)[index].as_py()
+            except UnicodeDecodeError as err:
+                out.append(RecordError(benchmark, record_id, name,
+                                       f"is not valid UTF-8 text (byte {err.object[err.start]:#04x} at offset "
+                                       f"{err.start}) in {where}"))
+                break
+    return out
+
+
+def _field(schema: ResolvedSchema, canonical: str) -> str:
+    raw = schema.fields.get(canonical, canonical)
+    return raw if isinstance(raw, str) else canonical
+
+
 def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedSchema, image_column: str,
-                 where: str) -> datasets.Dataset:
-    """Normalise every row of `raw` (already in canonical field names); ids must be unique. `where` describes the
-    data for error messages."""
+                 where: str, media_root: str | None = None) -> datasets.Dataset:
+    """Normalise every row of `raw` (already in canonical field names) and check its media; ids must be unique.
+    `where` describes the data for error messages; `media_root` is the folder relative video paths live in (None:
+    videos are not checked, e.g. a table read from the datasets cache)."""
     benchmark = schema.schema.benchmark
     for kind in schema.schema.labels:
         if kind in raw.column_names:
@@ -80,11 +120,29 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedS
     else:
         counts = [0] * len(raw)
         text_columns = raw.column_names
-    rows = list(enumerate(zip(raw.select_columns(text_columns).to_list(), counts, strict=True)))
+    rows = list(enumerate(zip(_text_rows(raw.select_columns(text_columns), benchmark, where), counts, strict=True)))
+    image_cells = raw.data.column(image_column) if image_column in raw.column_names else None
+    image_field, video_field = _field(schema, image_column), _field(schema, "video")
 
-    def convert(item: tuple[int, tuple[dict[str, Any], int]]) -> tuple[int, McqDoc]:
+    def check_media(index: int, doc: McqDoc) -> None:
+        for position, cell in enumerate((image_cells[index].as_py() or []) if image_cells is not None else []):
+            media.check_image_cell(cell, f"{benchmark} record {doc.id!r}, {image_field}[{position}]")
+        if doc.visuals.video and media_root is not None:
+            try:
+                path = resolve_media(media_root, doc.visuals.video, benchmark=benchmark, record_id=doc.id,
+                                     field_name=video_field)
+            except FileNotFoundError:
+                missing = Path(media_root) / doc.visuals.video
+                raise RecordError(benchmark, doc.id, video_field, f"video file {missing} does not exist") from None
+            frames.check_video(path, f"{benchmark} record {doc.id!r}, {video_field}")
+
+    def convert(item: tuple[int, tuple[dict[str, Any] | RecordError, int]]) -> tuple[int, McqDoc]:
         index, (row, n_images) = item
-        return index, normalise(row, n_images, schema)
+        if isinstance(row, RecordError):
+            raise row
+        doc = normalise(row, n_images, schema)
+        check_media(index, doc)
+        return index, doc
 
     good, excluded = bad_records.screen(benchmark, rows, convert)
     repeated = bad_records.duplicates(benchmark, [doc.id for _, doc in good])
@@ -133,7 +191,7 @@ def load_canonical(benchmark: str, release: ReleaseSchema, normalise: Normaliser
         if check is not None:
             check(raw, schema)
         table = apply_field_map(raw, schema)
-        docs = canonicalise(table, normalise, schema, image_column, location.describe())
+        docs = canonicalise(table, normalise, schema, image_column, location.describe(), media_root=location.root)
         if finish is not None:
             docs = finish(docs)
         expected = benchmarks.get(benchmark).expected_rows

@@ -9,10 +9,19 @@ Decoding: decord (`VideoReader`) when it is installed and can open the file, oth
 `SampledFrames` record so tasks can log them per sample. Decoded frames are kept in a small
 in-process LRU cache keyed by (path, size, mtime, n_wanted), so a video asked several times in one run
 (option permutations, several questions on one clip) is decoded once. `cache_stats()` reports hits.
+
+Integrity: a truncated video must not pass as a shorter one (a half-downloaded MP4 whose index sits first decodes
+to 33 of its 100 frames, which PyAV reports without an error). `sample_frames` therefore checks the container's
+structure first (MP4/MOV: every top-level box must fit in the file) and compares the frames PyAV decoded with the
+count the container declares; either failure is a `VideoDecodeError` saying "truncated". `check_video(path, where)`
+is the fast, decode-free check for loaders (box sizes for MP4/MOV; a packet count against the declared frame count,
+without decoding, for other containers); it raises `media.MediaError` (a `RecordError`) naming the record, the
+field, the file and "empty" / "truncated" / "does not exist".
 """
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -21,12 +30,128 @@ from typing import Any
 from PIL import Image
 
 from lmms_agentic.adapters.lru import LruCache
+from lmms_agentic.adapters.media import MediaError
 
 DEFAULT_CACHE_VIDEOS = 16
+#: top-level box types that mark an ISO base media file (MP4, MOV, M4V, 3GP)
+_BMFF_BOXES = frozenset({b"ftyp", b"moov", b"mdat", b"free", b"skip", b"wide", b"pnot", b"uuid"})
 
 
 class VideoDecodeError(RuntimeError):
-    """No decoder could read the video; the message names the file and each decoder's error."""
+    """No decoder could read the video (or it is truncated); the message names the file and each decoder's error."""
+
+
+def missing_frames_tolerated(declared: int) -> int:
+    """How many frames fewer than the container declares still count as complete (edit lists and B-frame
+    reordering make decoders drop a frame or two at the ends of intact files)."""
+    return max(2, declared // 50)
+
+
+def _shortfall(declared: int, count: int, duration: float | None, end: float) -> str | None:
+    """Fewer frames than the container declares, or (no declared count, e.g. Matroska/WebM) frames ending well
+    before its declared duration (10% + 0.5 s of slack: audio tracks may run longer than the video)."""
+    if declared and count < declared - missing_frames_tolerated(declared):
+        return f"{count} of the {declared} frames its container declares"
+    if not declared and duration and end < 0.9 * duration - 0.5:
+        return f"frames up to {end:.2f}s of the {duration:.2f}s its container declares"
+    return None
+
+
+def _declared(container: Any, stream: Any) -> tuple[int, float | None]:
+    """(declared frame count or 0, declared duration in seconds or None) of a PyAV video stream."""
+    if stream.duration and stream.time_base:
+        duration: float | None = float(stream.duration * stream.time_base)
+    else:
+        duration = container.duration / 1_000_000 if container.duration else None
+    return int(stream.frames or 0), duration
+
+
+def _bmff_problem(path: Path, size: int) -> str | None:
+    """What is wrong with the box structure of an MP4/MOV file (None: every top-level box fits, a 'moov' exists)."""
+    seen: list[bytes] = []
+    with path.open("rb") as handle:
+        pos = 0
+        while pos < size:
+            handle.seek(pos)
+            header = handle.read(16)
+            if len(header) < 8:
+                return f"is truncated: it ends inside a box header at byte {pos} of {size}"
+            box_size, kind = struct.unpack(">I4s", header[:8])
+            if box_size == 1:
+                if len(header) < 16:
+                    return f"is truncated: it ends inside a box header at byte {pos} of {size}"
+                box_size = struct.unpack(">Q", header[8:16])[0]
+            elif box_size == 0:  # the last box, up to the end of the file
+                box_size = size - pos
+            name = kind.decode("latin-1")
+            if box_size < 8:
+                return f"is corrupt: box {name!r} at byte {pos} declares {box_size} bytes"
+            if pos + box_size > size:
+                return (f"is truncated: box {name!r} at byte {pos} declares {box_size} bytes, but the file ends "
+                        f"{size - pos} bytes after its start ({size} bytes in all)")
+            seen.append(kind)
+            pos += box_size
+    if b"moov" not in seen:
+        return "is truncated or incomplete: it has no 'moov' box (the index of its frames)"
+    return None
+
+
+def _is_bmff(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return handle.read(8)[4:8] in _BMFF_BOXES
+
+
+def _structure_problem(path: Path) -> str | None:
+    """Empty file, or an MP4/MOV whose boxes do not fit in it (no decoding)."""
+    size = path.stat().st_size
+    if size == 0:
+        return "is empty (0 bytes)"
+    if _is_bmff(path):
+        return _bmff_problem(path, size)
+    return None
+
+
+def _packet_problem(path: Path) -> str | None:
+    """Non-MP4 containers: demux (no decoding) and compare the video packets with the declared frame count, or the
+    last packet's end with the declared duration."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.video:
+                return "has no video stream"
+            stream = container.streams.video[0]
+            declared, duration = _declared(container, stream)
+            count, end = 0, 0.0
+            for packet in container.demux(stream):
+                if packet.size:
+                    count += 1
+                    if packet.pts is not None and packet.time_base is not None:
+                        end = max(end, float((packet.pts + (packet.duration or 0)) * packet.time_base))
+    except Exception as exc:  # the demuxer's own error says what is wrong
+        return f"is not a readable video ({type(exc).__name__}: {exc})"
+    if count == 0:
+        return "is truncated or corrupt: it holds no video frames"
+    short = _shortfall(declared, count, duration, end)
+    return f"is truncated: it holds {short}" if short else None
+
+
+def check_video(path: str | Path, where: str) -> None:
+    """Raise `MediaError` naming the record and field (`where`: "<benchmark> record '<id>', <field>"), the file
+    and what is wrong ("does not exist", "is empty", "is truncated: ...", "is not a readable video") when the video
+    at `path` is unusable; return None otherwise. Fast: no frame is decoded (box sizes for MP4/MOV, a packet count
+    for other containers)."""
+    video = Path(path)
+    if not video.is_file():
+        raise MediaError(where, f"video file {video} does not exist")
+    try:
+        problem = _structure_problem(video)
+        if problem is None and not _is_bmff(video):
+            problem = _packet_problem(video)
+    except OSError as err:
+        problem = f"cannot be read ({err.__class__.__name__}: {err.strerror or err})"
+    if problem is not None:
+        raise MediaError(where, f"video file {video} {problem}")
 
 
 @dataclass(frozen=True)
@@ -72,8 +197,16 @@ def _decode_pyav(path: str, n_wanted: int) -> tuple[list[Image.Image], list[int]
 
     with av.open(path) as container:
         stream = container.streams.video[0]
-        frames = [Image.fromarray(frame.to_ndarray(format="rgb24")) for frame in container.decode(stream)]
+        declared, duration = _declared(container, stream)
+        frames, end = [], 0.0
+        for frame in container.decode(stream):
+            frames.append(Image.fromarray(frame.to_ndarray(format="rgb24")))
+            if frame.time is not None:
+                end = max(end, float(frame.time))
     total = len(frames)
+    short = _shortfall(declared, total, duration, end + (1 / float(stream.average_rate) if stream.average_rate else 0))
+    if short:
+        raise VideoDecodeError(f"truncated: decoded {short}")
     indices = uniform_indices(total, n_wanted)
     return [frames[i] for i in indices], indices, total
 
@@ -118,6 +251,9 @@ def sample_frames(path: str | Path, n_wanted: int, *, use_cache: bool = True,
     key = (str(video.resolve()), stat.st_size, stat.st_mtime_ns, n_wanted)
     if use_cache and (cached := _CACHE.get(key)) is not None:
         return cached
+    problem = _structure_problem(video)
+    if problem is not None:
+        raise VideoDecodeError(f"cannot decode {video}: the file {problem}")
     errors = []
     for name, decode in DECODERS:
         if name not in decoders:

@@ -9,19 +9,63 @@ happens here so that every backend receives identical pixels as a PIL image.
 `decoded_once(key, load)` keeps the decoded (and preprocessed) images of recently used documents in a small
 in-process LRU, so the k rows of one question under option permutations (which share their media) decode them
 once per run. Tasks key it by the question's group id.
+
+Integrity. lmms-eval sets Pillow's `ImageFile.LOAD_TRUNCATED_IMAGES = True` for the whole process, under which a
+half-written PNG decodes with black rows and a 64-byte PNG header as an all-black image, silently. So:
+
+* `check_image_cell(cell, where)` (fast, no decode for PNG, JPEG and WebP: it walks the file's own structure --
+  PNG chunks with their CRCs up to IEND, JPEG markers and scans up to EOI, the RIFF declared size) raises
+  `MediaError` when an image is empty, truncated, corrupt, unreadable or missing; other formats are decoded
+  strictly. Loaders call it for every image before any model runs.
+* `as_pil(cell, where=...)` runs the same check, opens the image lazily (the size is read from the header), and makes
+  its decode strict whatever the global flag says (the flag is switched off under a lock for that image's decode),
+  so anything the structure check cannot see (a corrupt compressed stream) still fails, naming the record.
+
+`MediaError` is a `RecordError` (benchmark, record id, field, problem), so a loader's bad-record policy can list or
+skip it; `where` is the caller's "<benchmark> record '<id>', <field>" text.
 """
 
 from __future__ import annotations
 
+import ast
 import io
+import re
+import struct
+import threading
+import zlib
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image
+from PIL import Image, ImageFile, UnidentifiedImageError
 
 from lmms_agentic.adapters.lru import LruCache
+from lmms_agentic.adapters.schema import RecordError
+
+_WHERE = re.compile(r"(?P<benchmark>[\w.-]+) (?:record|task|item) (?P<id>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"),"
+                    r" (?:field )?(?P<field>.+)")
+
+
+class MediaError(RecordError):
+    """A record's media item is missing, empty, truncated, corrupt or unreadable.
+
+    `where` is the caller's location text, "<benchmark> record '<id>', <field>" (e.g. "robovista record 'q1',
+    images[0]"); it is split into the `RecordError` parts, so the message reads
+    "<benchmark> record '<id>', field '<field>': <problem>" and a bad-record policy can list or skip the record."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        self.where = where
+        match = _WHERE.fullmatch(where.strip())
+        if match is None:
+            super().__init__("media", where, "", problem)
+            self.args = (f"{where}: {problem}",)
+            return
+        try:
+            record_id = str(ast.literal_eval(match["id"]))
+        except (ValueError, SyntaxError):
+            record_id = match["id"].strip("'\"")
+        super().__init__(match["benchmark"], record_id, match["field"], problem)
 
 
 @dataclass(frozen=True)
@@ -72,24 +116,206 @@ def preprocess_image(image: Image.Image, policy: ImagePolicy) -> Image.Image:
     return image
 
 
-def as_pil(cell: Any, *, where: str) -> Image.Image:
-    """A PIL image from a dataset cell: PIL image, `{"bytes", "path"}` dict or a file path.
+# --------------------------------------------------------------------------- integrity
 
-    `where` names the record and field for the error message when the cell is unusable.
+_PNG = b"\x89PNG\r\n\x1a\n"
+_STRICT = threading.RLock()
+#: formats whose truncation `image_problem` detects from the file structure, without decoding
+STRUCTURE_CHECKED = frozenset({"PNG", "JPEG", "WEBP"})
+
+
+def _png_problem(data: bytes) -> str | None:
+    n, pos, seen = len(data), len(_PNG), b""
+    while True:
+        if pos + 8 > n:
+            after = f" after chunk {seen.decode('latin-1')!r}" if seen else ""
+            return f"is truncated: the PNG data ends at byte {n}{after}, before its IEND chunk"
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        end = pos + 12 + length
+        name = kind.decode("latin-1")
+        if end > n:
+            return (f"is truncated: the PNG data ends inside chunk {name!r} (it declares {length} bytes at offset "
+                    f"{pos}; the data ends at byte {n})")
+        if zlib.crc32(data[pos + 4:pos + 8 + length]) != struct.unpack(">I", data[end - 4:end])[0]:
+            return f"is corrupt: chunk {name!r} at offset {pos} fails its CRC"
+        if kind == b"IEND":
+            return None
+        seen, pos = kind, end
+
+
+def _jpeg_problem(data: bytes) -> str | None:
+    n, pos = len(data), 2
+
+    def truncated(inside: str) -> str:
+        return f"is truncated: the JPEG data ends {inside} at byte {n}, before its end-of-image marker"
+
+    while True:
+        if pos >= n:
+            return truncated("between segments")
+        if data[pos] != 0xFF:
+            return f"is corrupt: no JPEG marker at byte {pos}"
+        while pos < n and data[pos] == 0xFF:  # fill bytes
+            pos += 1
+        if pos >= n:
+            return truncated("inside a marker")
+        marker = data[pos]
+        pos += 1
+        if marker == 0xD9:  # EOI
+            return None
+        if 0xD0 <= marker <= 0xD7 or marker == 0x01:  # RSTn, TEM: no length
+            continue
+        if pos + 2 > n:
+            return truncated("inside a segment header")
+        length = struct.unpack(">H", data[pos:pos + 2])[0]
+        if length < 2:
+            return f"is corrupt: JPEG segment 0xFF{marker:02X} at byte {pos - 2} has length {length}"
+        if pos + length > n:
+            return truncated(f"inside segment 0xFF{marker:02X}")
+        pos += length
+        if marker != 0xDA:  # not a start of scan
+            continue
+        while True:  # entropy-coded data: FF00 is a stuffed byte, FFD0-FFD7 restart markers; anything else ends it
+            found = data.find(b"\xff", pos)
+            if found < 0 or found + 1 >= n:
+                return truncated("inside the image data")
+            following = data[found + 1]
+            if following == 0x00 or 0xD0 <= following <= 0xD7:
+                pos = found + 2
+            elif following == 0xFF:
+                pos = found + 1
+            else:
+                pos = found
+                break
+
+
+def image_problem(data: bytes) -> str | None:
+    """What is wrong with encoded image bytes, judged from their structure without decoding ("is empty", "is
+    truncated: ...", "is corrupt: ..."), or None when nothing is (or the format has no structure check: see
+    `STRUCTURE_CHECKED`)."""
+    if not data:
+        return "is empty (0 bytes)"
+    if data.startswith(_PNG):
+        return _png_problem(data)
+    if data.startswith(b"\xff\xd8\xff"):
+        return _jpeg_problem(data)
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP" and len(data) >= 12:
+        declared = struct.unpack("<I", data[4:8])[0] + 8
+        if len(data) < declared:
+            return f"is truncated: the WebP data declares {declared} bytes, there are {len(data)}"
+        return None
+    return None
+
+
+def _cell_data(cell: Any, where: str, *, missing_as_record_error: bool) -> tuple[bytes, str]:
+    """The encoded bytes of a dataset cell and how to name it ("image" or "image file <path>")."""
+    if isinstance(cell, (bytes, bytearray, memoryview)):
+        return bytes(cell), "image"
+    path: Any = cell
+    if isinstance(cell, Mapping):
+        data = cell.get("bytes")
+        if data is not None and len(data):
+            return bytes(data), "image"
+        path = cell.get("path")
+        if not path:
+            return b"", "image"
+    if cell is None:
+        return b"", "image"
+    if isinstance(path, (str, Path)):
+        file = Path(path)
+        try:
+            return file.read_bytes(), f"image file {file}"
+        except FileNotFoundError:
+            if missing_as_record_error:
+                raise MediaError(where, f"image file {file} does not exist") from None
+            raise FileNotFoundError(f"{where}: image file {file} does not exist") from None
+        except OSError as err:
+            raise MediaError(where, f"image file {file} cannot be read ({err.__class__.__name__}: "
+                                    f"{err.strerror or err})") from None
+    raise TypeError(f"{where}: cannot read an image from a {type(cell).__name__}")
+
+
+def _decode_problem(err: BaseException) -> str:
+    text = str(err) or err.__class__.__name__
+    kind = "is truncated" if "truncated" in text.lower() else "is corrupt"
+    return f"{kind} (decoding failed: {text})"
+
+
+def _open(data: bytes, where: str, source: str) -> ImageFile.ImageFile:
+    try:
+        image = Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as err:
+        raise MediaError(where, f"{source} is too large to decode safely ({err})") from None
+    except UnidentifiedImageError:
+        head = data[:16]
+        raise MediaError(where, f"{source} is unreadable: no known image format ({len(data)} bytes starting "
+                                f"{head!r})") from None
+    except (OSError, ValueError, SyntaxError, EOFError, struct.error) as err:
+        raise MediaError(where, f"{source} is unreadable ({err.__class__.__name__}: {err})") from None
+    if not isinstance(image, ImageFile.ImageFile):  # pragma: no cover - Image.open always returns an ImageFile
+        raise MediaError(where, f"{source} is unreadable")
+    return image
+
+
+def _strict_load(image: ImageFile.ImageFile, where: str, source: str) -> None:
+    """Decode ``image`` now with truncated images refused, whatever the process-wide flag says."""
+    with _STRICT:
+        previous = ImageFile.LOAD_TRUNCATED_IMAGES
+        ImageFile.LOAD_TRUNCATED_IMAGES = False
+        try:
+            type(image).load(image)
+        except (OSError, ValueError, SyntaxError, EOFError, struct.error) as err:
+            raise MediaError(where, f"{source} {_decode_problem(err)}") from None
+        finally:
+            ImageFile.LOAD_TRUNCATED_IMAGES = previous
+
+
+def _make_strict(image: ImageFile.ImageFile, where: str, source: str) -> None:
+    """Every later decode of ``image`` (``load()``, which ``convert``, ``resize``, ``tobytes``... call) is strict
+    and names the record on failure; reading ``size`` still needs no decode."""
+    def load() -> Any:
+        if image.tile:
+            _strict_load(image, where, source)
+        return type(image).load(image)
+
+    image.load = load  # type: ignore[method-assign]
+
+
+def check_image_cell(cell: Any, where: str) -> None:
+    """Raise `MediaError` (naming the record, the field and "empty" / "truncated" / "corrupt" / "unreadable" /
+    "does not exist") when a dataset image cell cannot give a complete image; return None otherwise.
+
+    Cells: `{"bytes", "path"}` dicts (as `datasets` stores images), raw bytes, or a file path; a decoded PIL image
+    passes. Fast: PNG, JPEG and WebP are checked from their structure without decoding; other formats are decoded
+    strictly."""
+    if isinstance(cell, Image.Image):
+        return
+    data, source = _cell_data(cell, where, missing_as_record_error=True)
+    problem = image_problem(data)
+    if problem is not None:
+        raise MediaError(where, f"{source} {problem}")
+    image = _open(data, where, source)
+    with image:
+        if image.format not in STRUCTURE_CHECKED:
+            _strict_load(image, where, source)
+
+
+def as_pil(cell: Any, *, where: str) -> Image.Image:
+    """A PIL image from a dataset cell: PIL image, `{"bytes", "path"}` dict, raw bytes or a file path.
+
+    `where` names the record and field ("<benchmark> record '<id>', <field>") for the error when the cell is
+    unusable: `MediaError` for an empty, truncated, corrupt or unreadable image (see `check_image_cell`),
+    `FileNotFoundError` for a missing file. The image is opened lazily (its size needs no decode) and its decode,
+    whenever it happens, refuses truncated data even though lmms-eval allows it process-wide.
     """
     if isinstance(cell, Image.Image):
         return cell
-    if isinstance(cell, Mapping):
-        if cell.get("bytes"):
-            return Image.open(io.BytesIO(cell["bytes"]))
-        if cell.get("path"):
-            cell = cell["path"]
-    if isinstance(cell, (str, Path)):
-        path = Path(cell)
-        if not path.exists():
-            raise FileNotFoundError(f"{where}: image file {path} does not exist")
-        return Image.open(path)
-    raise TypeError(f"{where}: cannot read an image from a {type(cell).__name__}")
+    data, source = _cell_data(cell, where, missing_as_record_error=False)
+    problem = image_problem(data)
+    if problem is not None:
+        raise MediaError(where, f"{source} {problem}")
+    image = _open(data, where, source)
+    _make_strict(image, where, source)
+    return image
 
 
 _IMAGES: LruCache[Hashable, list[Image.Image]] = LruCache(64)

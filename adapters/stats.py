@@ -47,7 +47,7 @@ def mean_score(items: Iterable[Payload | None]) -> float:
     """The lmms-eval aggregation of a metric view (`adapters.samples`): the mean `score` of the rows that count
     (None = the row does not count for this metric); NaN when no row counts."""
     scores = [float(item["score"]) for item in items if item is not None]
-    return sum(scores) / len(scores) if scores else NAN
+    return math.fsum(scores) / len(scores) if scores else NAN
 
 
 def breakdown(items: Iterable[Payload], by: str, key: str = "correct") -> dict[str, tuple[float, int]]:
@@ -68,7 +68,8 @@ def calibration_error(confidences: Sequence[float], correct: Sequence[bool], bin
     n = len(confidences)
     if n == 0:
         return NAN
-    order = sorted(range(n), key=lambda i: confidences[i])
+    # ties broken by correctness: the bins are a function of the items, not of the order they arrive in
+    order = sorted(range(n), key=lambda i: (confidences[i], bool(correct[i])))
     n_bins = max(1, n // bin_size)
     bins = [order[b * bin_size:(b + 1) * bin_size] for b in range(n_bins - 1)]
     bins.append(order[(n_bins - 1) * bin_size:])
@@ -76,7 +77,7 @@ def calibration_error(confidences: Sequence[float], correct: Sequence[bool], bin
         bins = bins[:-1]
     total = 0.0
     for members in bins:
-        mean_conf = sum(confidences[i] for i in members) / len(members)
+        mean_conf = math.fsum(confidences[i] for i in members) / len(members)
         acc = sum(bool(correct[i]) for i in members) / len(members)
         total += len(members) / n * (mean_conf - acc) ** 2
     return 100.0 * math.sqrt(total)

@@ -9,8 +9,9 @@ Modules (importing this package creates no client, reads no environment and open
 * ``templates``    ``PromptTemplate`` (versioned; model output fenced as data) and ``JudgeRequest``.
 * ``parsers``      strict ``ScoreParser``, ``YesNoParser``, ``ChoiceParser``, ``AnyOf``; refusal detection.
 * ``rubric``       ``JsonObjectParser`` for multi-dimension JSON rubric replies (``Number``, ``Text``, ``Choice``).
-* ``client``       ``JudgeClient.judge`` / ``judge_many`` (OpenAI-compatible HTTP, retries, concurrency, cache).
-* ``cache``        ``JudgeCache``: one atomic file per content-hash key, safe for many processes.
+* ``client``       ``JudgeClient.judge`` / ``judge_many`` (OpenAI-compatible HTTP, retries, concurrency, cache,
+                   a circuit breaker: a judge that is down makes the rest unscored as ``judge_unavailable``).
+* ``cache``        ``JudgeCache``: one atomic, checksummed file per content-hash key, safe for many processes.
 * ``coverage``     ``coverage_summary`` / ``judged_mean`` / ``judged_coverage``: means over scored items beside
                    the scored fraction, with a loud warning (or error) on low coverage.
 * ``mcq_fallback`` rules-first MCQ extraction with an opt-in judge fallback (``LMMS_AGENTIC_MCQ_JUDGE=1``).
@@ -31,16 +32,25 @@ and in the aggregation: ``judged_mean("my_metric", items)`` plus ``judged_covera
 
 from .cache import CacheStats, JudgeCache
 from .client import JudgeClient, default_client, request_key, reset_default_client
-from .config import PRESETS, JudgeConfig, JudgePreset, Secret, get_preset, redact
+from .config import PRESETS, JudgeConfig, JudgePreset, Secret, get_preset, mask_url, redact
 from .coverage import CoveragePolicy, JudgeCoverageError, coverage_summary, judged_coverage, judged_mean
 from .fencing import DATA_NOTICE, fence, strip_data_blocks
 from .parsers import AnyOf, ChoiceParser, Parsed, ReplyParser, ScoreParser, YesNoParser, looks_like_refusal
-from .result import NOT_CONFIGURED, PARSE_FAILURE, REFUSAL, TRANSPORT_ERROR, UNSCORED_REASONS, JudgeResult
+from .result import (
+    JUDGE_UNAVAILABLE,
+    NOT_CONFIGURED,
+    PARSE_FAILURE,
+    REFUSAL,
+    TRANSPORT_ERROR,
+    UNSCORED_REASONS,
+    JudgeResult,
+)
 from .rubric import Choice, JsonObjectParser, Number, Text
 from .templates import JudgeRequest, PromptTemplate
 
 __all__ = [
     "DATA_NOTICE",
+    "JUDGE_UNAVAILABLE",
     "NOT_CONFIGURED",
     "PARSE_FAILURE",
     "PRESETS",
@@ -75,6 +85,7 @@ __all__ = [
     "judged_coverage",
     "judged_mean",
     "looks_like_refusal",
+    "mask_url",
     "redact",
     "request_key",
     "reset_default_client",

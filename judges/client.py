@@ -16,10 +16,13 @@ line says so, requests waiting to retry stop at once, and every later request is
 ``breaker_cooldown`` seconds one request is let through as a probe (one attempt); an answer closes the breaker (one
 WARNING line).  Unscored results are never cached, so a later run asks for them again.
 
-Never raises for judge trouble: every transport, refusal or parse problem becomes an unscored result (lmms-eval
-re-runs ``process_results`` on an exception, repeating every judge call).  Template errors (missing fields) do
-raise: they are programming errors.  Nothing is created at import; the ``httpx.Client`` is built on first use.
-The key travels only in request headers; every stored detail string is passed through ``redact``.
+Never raises for judge trouble: every transport, refusal or parse problem (a wrong URL or a key http cannot send
+included) becomes an unscored result (lmms-eval re-runs ``process_results`` on an exception, repeating every judge
+call).  Template errors (missing fields) do raise: they are programming errors.  Nothing is created at import; the
+``httpx.Client`` is built on first use.  The key travels only in request headers; every detail string is scrubbed
+(the key, also as escaped in reprs, and URL credentials) before it is cut to length or stored, and a logging filter
+on the ``httpx``/``httpcore`` loggers scrubs their records too (their INFO line shows the URL, their DEBUG trace the
+response headers, where some servers echo the key).
 """
 
 from __future__ import annotations
@@ -54,6 +57,42 @@ _ANSWERED_STATUS = frozenset({400, 413, 422})  # the server works; this request 
 _PERMANENT_STATUS = frozenset({401, 403, 404, 405, 407})  # wrong key or URL: no wait fixes it
 _KEY_VERSION = 1
 _LOUD_FAILURES = 5  # transport failures logged at WARNING per client; later ones at DEBUG
+
+
+_SECRETS: set[str] = set()
+_SECRETS_LOCK = threading.Lock()
+_LIBRARY_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.connection_pool", "httpcore.http11",
+                    "httpcore.http2", "httpcore.proxy", "httpcore.socks", "hpack")
+
+
+class _ScrubSecrets(logging.Filter):
+    """Removes every judge key this process uses, and URL credentials, from records of the HTTP libraries."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with _SECRETS_LOCK:
+            secrets = sorted(_SECRETS, key=len, reverse=True)
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed record is the logging module's business
+            return True
+        clean = redact(mask_url(message), secrets)
+        if clean != message:
+            record.msg, record.args = clean, ()
+        return True
+
+
+_SCRUB = _ScrubSecrets()
+
+
+def _protect(key: str | None) -> None:
+    """Register ``key`` (and its escaped forms) with the library-log filter, installed once per process."""
+    with _SECRETS_LOCK:
+        if key:
+            _SECRETS.update({key, key.encode("unicode_escape").decode("ascii"), repr(key)[1:-1]})
+        for name in _LIBRARY_LOGGERS:
+            logger = logging.getLogger(name)
+            if _SCRUB not in logger.filters:
+                logger.addFilter(_SCRUB)
 
 
 def request_key(template: PromptTemplate, model: str, body: Mapping[str, Any]) -> str:
@@ -239,6 +278,7 @@ class JudgeClient:
         self._warned_unconfigured = False
         cfg = self.config
         self._breaker = _Breaker(cfg.breaker_threshold, cfg.breaker_window, cfg.breaker_cooldown)
+        _protect(cfg.key)
         log.info("%s", self.config.describe())
         model = self.config.model
         if model and self.config.preset is None and model in PRESETS and PRESETS[model].model != model:
@@ -331,7 +371,7 @@ class JudgeClient:
             try:
                 response = self._client().post(cfg.endpoint, json=body, headers=cfg.headers(), params=cfg.params())
                 if response.status_code != 200:
-                    text = response.text[:300].replace("\n", " ")
+                    text = self._scrub(response.text)[:300].replace("\n", " ")  # scrub, then cut
                     raise _Failure(f"HTTP {response.status_code}: {text}",
                                    retryable=response.status_code in _RETRY_STATUS,
                                    retry_after=_retry_after(response),
@@ -344,10 +384,14 @@ class JudgeClient:
                 failure = _Failure(f"timeout after {cfg.timeout}s ({err.__class__.__name__})", retryable=True)
             except httpx.HTTPError as err:
                 failure = _Failure(f"{err.__class__.__name__}: {err}", retryable=True)
+            except (httpx.InvalidURL, UnicodeError, ValueError) as err:  # the request cannot even be built
+                failure = _Failure(f"the request cannot be sent ({err.__class__.__name__}: {err}); check "
+                                   "LMMS_AGENTIC_JUDGE_BASE_URL and the characters of LMMS_AGENTIC_JUDGE_API_KEY",
+                                   retryable=False, permanent=True)
             else:
                 self._answered()
                 return _Outcome(reply, None, attempts)
-            detail = redact(mask_url(failure.detail), [cfg.api_key])
+            detail = self._scrub(failure.detail)
             if failure.answered:
                 self._answered()
             else:
@@ -362,6 +406,12 @@ class JudgeClient:
             self._count("retries")
             self._pause(delay)
         return _Outcome(None, detail, attempts)
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the key (also as escaped in reprs and byte strings) and without URL credentials."""
+        key = self.config.key
+        forms = [key, key.encode("unicode_escape").decode("ascii"), repr(key)[1:-1]] if key else []
+        return redact(mask_url(text), forms)
 
     def _answered(self) -> None:
         refused = self._breaker.answered()

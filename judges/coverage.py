@@ -3,8 +3,10 @@
 Owns: ``coverage_summary`` (mean over scored items, coverage, counts and unscored reasons), the low-coverage
 warning (or error in strict mode) and the two float-returning helpers for lmms-eval aggregation functions.
 An unscored item is never counted as 0: it leaves the mean and lowers the coverage.  No scored items -> the mean
-is NaN (never 0) and coverage is 0.  Thresholds come from ``CoveragePolicy`` (built from
-``LMMS_AGENTIC_JUDGE_MIN_COVERAGE`` / ``LMMS_AGENTIC_JUDGE_STRICT_COVERAGE`` when the helper runs, not at import).
+is NaN (never 0) and coverage is 0.  Means are exactly rounded sums (``math.fsum``), so they do not depend on the
+order items arrive in: 1 and N processes (whose gathered order differs) report byte-identical values.
+Thresholds come from ``CoveragePolicy`` (built from ``LMMS_AGENTIC_JUDGE_MIN_COVERAGE`` /
+``LMMS_AGENTIC_JUDGE_STRICT_COVERAGE`` when the helper runs, not at import).
 
 Items may be ``JudgeResult`` objects, their ``as_dict()`` payloads (as lmms-eval gathers them from the ranks),
 plain numbers, or None (an item with no judge result at all: reason "missing").
@@ -94,7 +96,7 @@ def coverage_summary(metric: str, items: Iterable[Any], *, dimension: str | None
     total = n_scored + n_unscored
     coverage = n_scored / total if total else 0.0
     summary: dict[str, Any] = {
-        metric: sum(scores) / n_scored if n_scored else math.nan,
+        metric: math.fsum(scores) / n_scored if n_scored else math.nan,
         f"{metric}_coverage": coverage,
         "n_scored": n_scored,
         "n_unscored": n_unscored,

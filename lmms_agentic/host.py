@@ -15,11 +15,14 @@ Two more adjustments, made at the same moment and under the same guard:
 - `ConfigurableTask.download` (which runs `process_docs`) is wrapped by lmms-eval in a retry of 5 attempts (2 s
   apart): a data or record error of ours is deterministic, so it is not retried and reaches the user once, with the
   benchmark, record, field and fix in its message.
+- Every loguru record (lmms-eval's log) has secrets redacted before it is written: lmms-eval 0.7.3 logs
+  `Evaluation tracker args: {..., 'token': 'hf_...'}` at INFO whenever `HF_TOKEN` is set. The values of the
+  variables in `SECRET_ENV_VARS` and anything shaped like a Hugging Face token become `***`.
 
 The wraps are guarded by the lmms-eval version they were written against. If the host is a different version or its
 internals are not as expected, `register()` logs one warning that names the supported fallback
 (`--include_path "$(python -m lmms_agentic tasks-dir)"`) and changes nothing. Set `LMMS_AGENTIC_AUTO_REGISTER=0` to
-opt out of all three.
+opt out of all four.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import functools
 import inspect
 import logging
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +40,9 @@ from lmms_agentic import tasks_dir
 SUPPORTED_HOST_VERSIONS = ("0.7.",)
 OPT_OUT_ENV = "LMMS_AGENTIC_AUTO_REGISTER"
 _WRAPPED_MARKER = "__lmms_agentic_wrapped__"
+SECRET_ENV_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY",
+                   "LMMS_AGENTIC_JUDGE_API_KEY", "AZURE_OPENAI_API_KEY")
+_HF_TOKEN_SHAPE = re.compile(r"\bhf_[A-Za-z0-9]{20,}\b")
 
 log = logging.getLogger("lmms_agentic")
 
@@ -101,7 +108,37 @@ def install_task_path() -> bool:
     TaskManager.initialize_tasks = initialize_tasks
     _record_data_in_results()
     _no_retry_for_data_errors()
+    _redact_secrets_in_host_log()
     return True
+
+
+def redact_secrets(text: str, environ: Any = None) -> str:
+    """``text`` with the values of ``SECRET_ENV_VARS`` (from ``environ``, default ``os.environ``) and every
+    Hugging-Face-token-shaped string replaced by ``***``."""
+    env = os.environ if environ is None else environ
+    for name in SECRET_ENV_VARS:
+        value = env.get(name, "")
+        if len(value) >= 8:  # a short value would redact ordinary words
+            text = text.replace(value, "***")
+    return _HF_TOKEN_SHAPE.sub("***", text)
+
+
+def _redact_secrets_in_host_log() -> None:
+    """Install a loguru patcher (chained after any existing one) that redacts every record's message."""
+    from loguru import logger
+
+    core = getattr(logger, "_core", None)
+    previous = getattr(core, "patcher", None)
+    if getattr(previous, _WRAPPED_MARKER, False):
+        return
+
+    def patcher(record: Any) -> None:
+        if previous is not None:
+            previous(record)
+        record["message"] = redact_secrets(record["message"])
+
+    setattr(patcher, _WRAPPED_MARKER, True)
+    logger.configure(patcher=patcher)
 
 
 def deterministic_errors() -> tuple[type[BaseException], ...]:

@@ -52,7 +52,7 @@ def all_docs() -> datasets.Dataset:
         location = fetch_folder(source)
         root = Path(location.root or location.where)
         schema = resolve(records.SCHEMA, root)
-        loaded = records.load(root, protocol.GENERATIVE_IDS, schema)
+        loaded = records.load(root, protocol.GENERATIVE_IDS, schema, media_root=root / records.MEDIA_FOLDER)
         for row in loaded.rows:
             row["media_root"] = str(root / records.MEDIA_FOLDER)
         record_provenance(source, location, loaded.occurrences)

@@ -270,7 +270,7 @@ def cov_imggen(items: Items) -> float:
 # ---------------------------------------------------------------- deterministic companions
 def _mean(metric: str, items: Items) -> float:
     scores = [float(view["score"]) for view in _views(items, metric)]
-    return sum(scores) / len(scores) if scores else NAN
+    return math.fsum(scores) / len(scores) if scores else NAN
 
 
 def toolset_f1_prog(items: Items) -> float:

@@ -99,8 +99,15 @@ def read_data_json(folder: Path) -> RawRelease:
                 obj[key] = value
         return obj
 
+    raw = path.read_bytes()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=pairs_hook)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path} is not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start} (line {line}) "
+                         "cannot be decoded; re-save the file as UTF-8") from None
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
     if not isinstance(data, _JsonObject):
@@ -296,16 +303,40 @@ class Loaded:
         return {row["id"]: row["judge_blocker"] for row in self.rows if row["judge_blocker"]}
 
 
+def check_media(row: Mapping[str, Any], media_root: Path, field_name: str = "file_path") -> None:
+    """Raise a `RecordError` naming the record and `file_path[i]` when one of the row's media files escapes
+    `media_root` (``..``, an absolute path, a link out), is missing, empty, truncated or unreadable (no decoding)."""
+    from lmms_agentic.adapters import frames, media
+    from lmms_agentic.adapters.data import resolve_media
+
+    for position, relative in enumerate(row["media"]):
+        name = f"{field_name}[{position}]"
+        try:
+            path = resolve_media(media_root, relative, benchmark=BENCHMARK, record_id=row["id"], field_name=name)
+        except FileNotFoundError:
+            raise _fail(row["id"], name, f"media file {media_root / relative} does not exist") from None
+        where = f"{BENCHMARK} record {row['id']!r}, {name}"
+        if row["media_type"] == "video":
+            frames.check_video(path, where)
+        else:
+            media.check_image_cell(str(path), where)
+
+
 def load(folder: Path, generative_ids: Collection[str], schema: ResolvedSchema | None = None,
-         environ: Mapping[str, str] | None = None) -> Loaded:
+         environ: Mapping[str, str] | None = None, media_root: Path | None = None) -> Loaded:
     """Read, check and normalise a release folder.  Raises ONE `BadRecordsError` listing every unusable record and
-    every repeated key, unless `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (then they are excluded and listed in `excluded`)."""
+    every repeated key, unless `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (then they are excluded and listed in `excluded`).
+    With `media_root`, every record's media files are checked too (`check_media`)."""
     raw = read_data_json(folder)
     check_fields_present(raw.entries, schema)
     repeated = bad_records.duplicates(BENCHMARK, [*raw.entries, *raw.repeated_keys])
+    file_path = raw_keys(schema)["file_path"]
 
     def convert(item: tuple[str, Any]) -> dict[str, Any]:
-        return normalise(str(item[0]), item[1], generative_ids, schema)
+        row = normalise(str(item[0]), item[1], generative_ids, schema)
+        if media_root is not None:
+            check_media(row, media_root, file_path)
+        return row
 
     try:
         rows, excluded = bad_records.screen(BENCHMARK, list(raw.entries.items()), convert, environ)

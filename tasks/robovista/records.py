@@ -90,6 +90,8 @@ def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> 
         require(row, "id", str, benchmark=BENCHMARK, record_id=record_id)
     question = require(row, "question", str, benchmark=BENCHMARK, record_id=record_id)
     choices = require_str_list(row, "choices", benchmark=BENCHMARK, record_id=record_id)
+    if not any(choices):
+        raise RecordError(BENCHMARK, record_id, "choices", "is empty" if not choices else "holds only empty choices")
     answer = require(row, "correct_answer", str, benchmark=BENCHMARK, record_id=record_id).strip().upper()
     if len(answer) != 1 or answer not in LETTERS[: len(choices)]:
         raise RecordError(BENCHMARK, record_id, "correct_answer",

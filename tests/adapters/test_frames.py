@@ -1,4 +1,4 @@
-"""Frame sampling: exact uniform indices, decord and PyAV agree, decode once, clear errors."""
+"""Frame sampling: exact uniform indices, decord and PyAV agree, decode once, clear errors, truncation."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lmms_agentic.adapters import frames
+from lmms_agentic.adapters.media import MediaError
 
 # 10-second clip at 10 fps = 100 frames -> round(linspace(0, 99, 32)), half up
 TEN_SECOND_CLIP_32 = [0, 3, 6, 10, 13, 16, 19, 22, 26, 29, 32, 35, 38, 42, 45, 48, 51, 54, 57, 61, 64, 67, 70, 73,
@@ -94,3 +95,112 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
     junk.write_bytes(b"not a video")
     with pytest.raises(frames.VideoDecodeError, match=r"cannot decode .*junk.mp4: decord: .*; pyav: "):
         frames.sample_frames(junk, 8, use_cache=False)
+
+
+# ------------------------------------------------------------------ integrity: truncated, empty, missing videos
+
+def faststart_copy(source: Path, target: Path) -> Path:
+    """``source`` remuxed with its index ('moov') first, as streaming-friendly MP4s are written: a truncated copy
+    then still opens and decodes to fewer frames."""
+    import av
+
+    with av.open(str(source)) as reader, av.open(str(target), "w", options={"movflags": "faststart"}) as writer:
+        stream = reader.streams.video[0]
+        out = writer.add_stream_from_template(stream)
+        for packet in reader.demux(stream):
+            if packet.dts is not None:
+                packet.stream = out
+                writer.mux(packet)
+    return target
+
+
+def matroska_copy(source: Path, target: Path) -> Path:
+    import av
+
+    with av.open(str(source)) as reader, av.open(str(target), "w", format="matroska") as writer:
+        stream = reader.streams.video[0]
+        out = writer.add_stream_from_template(stream)
+        for packet in reader.demux(stream):
+            if packet.dts is not None:
+                packet.stream = out
+                writer.mux(packet)
+    return target
+
+
+def truncated(source: Path, target: Path, fraction: float) -> Path:
+    data = source.read_bytes()
+    target.write_bytes(data[: int(len(data) * fraction)])
+    return target
+
+
+WHERE = "agentvqa record 'vsibench_0001', video"
+
+
+def test_a_truncated_faststart_mp4_is_not_a_shorter_video(ten_second_clip: Path, tmp_path: Path) -> None:
+    fast = faststart_copy(ten_second_clip, tmp_path / "fast.mp4")
+    assert frames.sample_frames(fast, 8, use_cache=False).total_frames == 100
+    frames.check_video(fast, WHERE)
+    for fraction in (0.5, 0.9, 0.99):
+        cut = truncated(fast, tmp_path / f"cut{fraction}.mp4", fraction)
+        with pytest.raises(frames.VideoDecodeError, match=r"cut.*\.mp4: the file is truncated: box 'mdat'"):
+            frames.sample_frames(cut, 8, use_cache=False)
+        with pytest.raises(MediaError, match=r"agentvqa record 'vsibench_0001', field 'video': video file .*cut"
+                                             r".*\.mp4 is truncated: box 'mdat' at byte \d+ declares \d+ bytes"):
+            frames.check_video(cut, WHERE)
+
+
+def test_pyav_compares_decoded_frames_with_the_declared_count(ten_second_clip: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    cut = truncated(faststart_copy(ten_second_clip, tmp_path / "fast.mp4"), tmp_path / "cut.mp4", 0.5)
+    monkeypatch.setattr(frames, "_structure_problem", lambda path: None)  # only the decoder's own check
+    with pytest.raises(frames.VideoDecodeError, match=r"pyav: VideoDecodeError: truncated: decoded \d+ of the 100"):
+        frames.sample_frames(cut, 8, use_cache=False, decoders=("pyav",))
+
+
+def test_a_truncated_mp4_with_its_index_last(ten_second_clip: Path, tmp_path: Path) -> None:
+    cut = truncated(ten_second_clip, tmp_path / "cut.mp4", 0.5)
+    with pytest.raises(frames.VideoDecodeError, match="truncated"):
+        frames.sample_frames(cut, 8, use_cache=False)
+    with pytest.raises(MediaError, match="truncated"):
+        frames.check_video(cut, WHERE)
+
+
+def test_other_containers_are_checked_by_packets(ten_second_clip: Path, tmp_path: Path) -> None:
+    mkv = matroska_copy(ten_second_clip, tmp_path / "clip.mkv")  # Matroska declares a duration, no frame count
+    frames.check_video(mkv, WHERE)
+    assert frames.sample_frames(mkv, 8, use_cache=False).total_frames == 100
+    cut = truncated(mkv, tmp_path / "clip_cut.mkv", 0.5)
+    with pytest.raises(MediaError, match=r"clip_cut.mkv is truncated: it holds frames up to [\d.]+s of the 10.00s"):
+        frames.check_video(cut, WHERE)
+    with pytest.raises(frames.VideoDecodeError, match=r"pyav: VideoDecodeError: truncated: decoded frames up to"):
+        frames.sample_frames(cut, 8, use_cache=False)
+
+
+def test_empty_missing_and_junk_videos(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.mp4"
+    empty.write_bytes(b"")
+    with pytest.raises(MediaError, match=r"field 'video': video file .*empty.mp4 is empty \(0 bytes\)"):
+        frames.check_video(empty, WHERE)
+    with pytest.raises(frames.VideoDecodeError, match="is empty"):
+        frames.sample_frames(empty, 8, use_cache=False)
+    with pytest.raises(MediaError, match=r"video file .*nope.mp4 does not exist") as missing:
+        frames.check_video(tmp_path / "nope.mp4", WHERE)
+    assert (missing.value.benchmark, missing.value.record_id, missing.value.field_name) == (
+        "agentvqa", "vsibench_0001", "video")
+    junk = tmp_path / "junk.mp4"
+    junk.write_bytes(b"not a video" * 10)
+    with pytest.raises(MediaError, match=r"junk\.mp4 is not a readable video"):
+        frames.check_video(junk, WHERE)
+
+
+def test_check_video_accepts_every_bundled_video_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    import lmms_agentic
+
+    def no_decode(*args: object, **kwargs: object) -> object:
+        raise AssertionError("decoded")
+
+    monkeypatch.setattr(frames, "DECODERS", (("decord", no_decode), ("pyav", no_decode)))
+    videos = sorted(Path(lmms_agentic.tasks_dir()).glob("*/data/mini/**/*.mp4"))
+    assert len(videos) >= 5
+    for video in videos:
+        frames.check_video(video, WHERE)

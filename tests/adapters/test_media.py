@@ -1,14 +1,23 @@
-"""Image preprocessing (RoboVista App. B): mode conversion, 720 px cap with truncation, JPEG round trip."""
+"""Image preprocessing (RoboVista App. B) and integrity: empty, truncated and corrupt images name the record."""
 
 from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageFile
 
-from lmms_agentic.adapters.media import ImagePolicy, as_pil, preprocess_image, scaled_size
+from lmms_agentic.adapters.media import (
+    ImagePolicy,
+    MediaError,
+    as_pil,
+    check_image_cell,
+    preprocess_image,
+    scaled_size,
+)
+from lmms_agentic.adapters.schema import RecordError
 
 
 @pytest.mark.parametrize(("size", "expected"), [
@@ -60,3 +69,151 @@ def test_as_pil_accepts_dataset_cells(tmp_path: Path) -> None:
 def test_missing_media_file_names_the_path_and_record(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"record 'q1', images\[0\]: image file .*nope.png does not exist"):
         as_pil(str(tmp_path / "nope.png"), where="record 'q1', images[0]")
+
+
+# ------------------------------------------------------------------ integrity: empty, truncated, corrupt images
+
+def _encoded(fmt: str, size: tuple[int, int] = (320, 200), **save: Any) -> bytes:
+    buffer = io.BytesIO()
+    Image.effect_noise(size, 60).convert("RGB").save(buffer, format=fmt, **save)
+    return buffer.getvalue()
+
+
+PNG = _encoded("PNG")
+JPEG = _encoded("JPEG", quality=90)
+PROGRESSIVE = _encoded("JPEG", quality=90, progressive=True)
+WHERE = "robovista record 'q1', images[0]"
+
+
+@pytest.fixture
+def lmms_eval_flag(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What lmms-eval does at import: accept truncated images process-wide."""
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+
+
+def _bit_flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x55]) + data[at + 1:]
+
+
+BAD_IMAGES = {
+    "png_half": (PNG[: len(PNG) // 2], "truncated"),
+    "png_header_only_64_bytes": (PNG[:64], "truncated"),
+    "png_no_iend": (PNG[:-12], "truncated"),
+    "png_bit_flip_in_idat": (_bit_flip(PNG, len(PNG) // 2), "corrupt"),
+    "jpeg_half": (JPEG[: len(JPEG) // 2], "truncated"),
+    "jpeg_no_eoi": (JPEG[:-2], "truncated"),
+    "jpeg_header_only": (JPEG[:64], "truncated"),
+    "progressive_jpeg_half": (PROGRESSIVE[: len(PROGRESSIVE) // 2], "truncated"),
+    "gif_half": (_encoded("GIF")[: len(_encoded("GIF")) // 2], "truncated"),
+    "webp_half": (_encoded("WEBP")[: len(_encoded("WEBP")) // 2], "truncated"),
+    "tiff_half": (_encoded("TIFF")[: len(_encoded("TIFF")) // 2], ""),
+    "zero_bytes": (b"", "empty"),
+    "garbage": (b"garbage" * 50, "unreadable: no known image format"),
+}
+
+
+@pytest.mark.usefixtures("lmms_eval_flag")
+@pytest.mark.parametrize("case", list(BAD_IMAGES))
+def test_bad_images_fail_with_the_record_field_and_problem(case: str) -> None:
+    data, problem = BAD_IMAGES[case]
+    for cell in (data, {"bytes": data, "path": None}):
+        with pytest.raises(MediaError) as checked:
+            check_image_cell(cell, WHERE)
+        error = checked.value
+        assert isinstance(error, RecordError)
+        assert (error.benchmark, error.record_id, error.field_name) == ("robovista", "q1", "images[0]")
+        assert problem in str(error) and "robovista record 'q1', field 'images[0]'" in str(error)
+        with pytest.raises(MediaError) as decoded:  # the decode path too, despite lmms-eval's global flag
+            as_pil(cell, where=WHERE).convert("RGB")
+        assert problem in str(decoded.value) and "_io.BytesIO" not in str(decoded.value)
+    assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # the process-wide setting is left as it was
+
+
+def test_a_zero_byte_image_says_empty(tmp_path: Path) -> None:
+    for cell in ({"bytes": b"", "path": None}, {"bytes": None, "path": None}, b""):
+        with pytest.raises(MediaError, match=r"field 'images\[0\]': image is empty"):
+            as_pil(cell, where=WHERE)
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    with pytest.raises(MediaError, match=r"image file .*empty.png is empty \(0 bytes\)"):
+        check_image_cell(str(empty), WHERE)
+
+
+def test_missing_file_in_the_load_check_is_a_record_error(tmp_path: Path) -> None:
+    with pytest.raises(MediaError, match=r"field 'file_path\[0\]': image file .*nope.jpg does not exist") as err:
+        check_image_cell({"bytes": None, "path": str(tmp_path / "nope.jpg")}, "agentx task '3', file_path[0]")
+    assert (err.value.benchmark, err.value.record_id) == ("agentx", "3")
+
+
+@pytest.mark.usefixtures("lmms_eval_flag")
+@pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP", "BMP", "TIFF"])
+def test_intact_images_pass_and_decode_unchanged(fmt: str, tmp_path: Path) -> None:
+    data = _encoded(fmt)
+    check_image_cell(data, WHERE)
+    path = tmp_path / f"x.{fmt.lower()}"
+    path.write_bytes(data)
+    check_image_cell(str(path), WHERE)
+    reference = Image.open(io.BytesIO(data)).convert("RGB")
+    assert as_pil({"bytes": None, "path": str(path)}, where=WHERE).convert("RGB").tobytes() == reference.tobytes()
+
+
+def test_progressive_jpeg_with_exif_thumbnail_passes() -> None:
+    exif = Image.Exif()
+    exif[0x010F] = "camera"
+    data = _encoded("JPEG", (640, 480), progressive=True, exif=exif.tobytes())
+    check_image_cell(data, WHERE)
+    with pytest.raises(MediaError, match="truncated"):
+        check_image_cell(data[: len(data) - 100], WHERE)
+
+
+def test_structure_checks_do_not_decode(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_decode(self: Any) -> Any:
+        raise AssertionError("decoded")
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", no_decode)
+    for data in (PNG, JPEG, PROGRESSIVE, _encoded("WEBP")):
+        check_image_cell(data, WHERE)
+    image = as_pil(PNG, where=WHERE)  # lazy: the size comes from the header
+    assert image.size == (320, 200)
+
+
+def test_unparsable_where_is_kept_verbatim() -> None:
+    with pytest.raises(MediaError, match=r"^row 7 of my table: image is empty"):
+        check_image_cell(b"", "row 7 of my table")
+    with pytest.raises(MediaError, match=r"agentvqa record \"it's\", field 'images\[1\]'"):
+        check_image_cell(b"", "agentvqa record \"it's\", images[1]")
+
+
+def test_strict_decode_is_safe_across_threads() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    bad = PNG[: len(PNG) // 2]
+
+    def decode(i: int) -> str:
+        try:
+            as_pil(bad if i % 3 == 0 else PNG, where=f"robovista record 'q{i}', images[0]").load()
+        except MediaError as err:
+            return err.record_id
+        return ""
+
+    with ThreadPoolExecutor(8) as pool:
+        failed = [r for r in pool.map(decode, range(60)) if r]
+    assert failed == [f"q{i}" for i in range(0, 60, 3)]
+
+
+def test_media_errors_are_skippable_bad_records() -> None:
+    from lmms_agentic.adapters import bad_records
+
+    cells = {"q0": PNG, "q1": PNG[:64], "q2": b"", "q3": JPEG}
+
+    def convert(item: tuple[str, bytes]) -> str:
+        check_image_cell(item[1], f"robovista record {item[0]!r}, images[0]")
+        return item[0]
+
+    with pytest.raises(bad_records.BadRecordsError) as listed:
+        bad_records.screen("robovista", cells.items(), convert, environ={})
+    assert "record 'q1', field 'images[0]': image is truncated" in str(listed.value)
+    assert "record 'q2', field 'images[0]': image is empty" in str(listed.value)
+    good, skipped = bad_records.screen("robovista", cells.items(), convert,
+                                       environ={bad_records.SKIP_ENV: "1"})
+    assert good == ["q0", "q3"] and [e.record_id for e in skipped] == ["q1", "q2"]

@@ -138,3 +138,25 @@ def test_coverage_over_a_dimension_and_bad_items() -> None:
         coverage_summary("x", [JudgeResult(score=None, label="B")], warn=False)
     with pytest.raises(TypeError):
         coverage_summary("x", ["0.5"], warn=False)
+
+
+def test_breaker_settings_from_env_and_describe() -> None:
+    cfg = JudgeConfig.from_env({"LMMS_AGENTIC_JUDGE_BREAKER": "4", "LMMS_AGENTIC_JUDGE_BREAKER_SECONDS": "2.5",
+                                "LMMS_AGENTIC_JUDGE_BREAKER_COOLDOWN": "30"})
+    assert (cfg.breaker_threshold, cfg.breaker_window, cfg.breaker_cooldown) == (4, 2.5, 30.0)
+    assert "breaker=4 failures/2.5s (probe every 30s)" in cfg.describe()
+    defaults = JudgeConfig.from_env({})
+    assert (defaults.breaker_threshold, defaults.breaker_window, defaults.breaker_cooldown) == (10, 5.0, 60.0)
+    assert "breaker=off" in JudgeConfig.from_env({"LMMS_AGENTIC_JUDGE_BREAKER": "0"}).describe()
+    with pytest.raises(ValueError, match="LMMS_AGENTIC_JUDGE_BREAKER"):
+        JudgeConfig.from_env({"LMMS_AGENTIC_JUDGE_BREAKER": "many"})
+    with pytest.raises(ValueError, match="breaker"):
+        JudgeConfig(breaker_window=-1)
+
+
+def test_judge_unavailable_is_an_unscored_reason() -> None:
+    from lmms_agentic.judges.result import JUDGE_UNAVAILABLE, UNSCORED_REASONS
+
+    assert JUDGE_UNAVAILABLE == "judge_unavailable" and JUDGE_UNAVAILABLE in UNSCORED_REASONS
+    summary = coverage_summary("acc", [_r(1.0), _r(None, JUDGE_UNAVAILABLE).as_dict()], warn=False)
+    assert summary["acc"] == 1.0 and summary["unscored_reasons"] == Counter({JUDGE_UNAVAILABLE: 1})

@@ -126,3 +126,23 @@ def test_template_validation() -> None:
 def test_config_is_redacted_in_client_repr() -> None:
     client = JudgeClient(JudgeConfig(base_url="http://127.0.0.1:1/v1", model="m", api_key=API_KEY, cache_dir=None))
     assert API_KEY not in repr(client) and "key=set" in repr(client)
+
+
+def test_credentials_pasted_into_the_url_are_masked() -> None:
+    from lmms_agentic.judges.config import mask_url
+
+    assert mask_url("https://user:pa55word@judge.example/v1?api-key=abc123&x=1") == \
+        "https://user:***@judge.example/v1?api-key=***&x=1"
+    assert mask_url("see http://h/v1?token=t0k&sig=s1g and https://u:p@h2") == \
+        "see http://h/v1?token=***&sig=*** and https://u:***@h2"
+    assert mask_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    config = JudgeConfig(base_url="https://judge:hunter2hunter2@h.example/v1?key=zzz999", model="m")
+    assert "hunter2hunter2" not in config.describe() and "zzz999" not in repr(config)
+
+
+def test_http_library_logs_are_scrubbed(serve: Serve, make_client: Make, caplog: pytest.LogCaptureFixture) -> None:
+    # httpx logs the URL at INFO and httpcore the response headers at DEBUG: a server echoing the key in a header
+    server = serve(lambda call: ScriptedReply(status=401, headers={"WWW-Authenticate": f"Bearer key={API_KEY}"}))
+    with caplog.at_level(logging.DEBUG):
+        make_client(server).judge(score_request(1))
+    assert "WWW-Authenticate" in caplog.text and API_KEY not in caplog.text

@@ -112,3 +112,28 @@ def test_no_task_or_group_name_collides_with_a_builtin(hook_disabled: dict[str, 
         text = yaml.safe_load(path.read_text().replace("!function", ""))
         ours.add(text["group"] if "group" in text else text["task"])
     assert not ours & builtins, f"collides with built-in lmms-eval tasks: {sorted(ours & builtins)}"
+
+
+@pytest.mark.parametrize("text, environ, expected", [
+    ("args: {'token': 'hf_abcdefghijklmnopqrstuvwxyz'}", {}, "args: {'token': '***'}"),
+    ("key sk-local-secret-123 used", {"OPENAI_API_KEY": "sk-local-secret-123"}, "key *** used"),
+    ("judge key jk-0123456789", {"LMMS_AGENTIC_JUDGE_API_KEY": "jk-0123456789"}, "judge key ***"),
+    ("short value abc stays", {"HF_TOKEN": "abc"}, "short value abc stays"),
+    ("hf_short is not a token", {}, "hf_short is not a token"),
+])
+def test_redact_secrets(text: str, environ: dict[str, str], expected: str) -> None:
+    assert host.redact_secrets(text, environ) == expected
+
+
+def test_host_log_redacts_hugging_face_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    from loguru import logger
+
+    monkeypatch.setenv("HF_TOKEN", "hf_TESTsentinelTokenValue")
+    host._redact_secrets_in_host_log()
+    lines: list[str] = []
+    sink = logger.add(lines.append, format="{message}")
+    try:
+        logger.info("Evaluation tracker args: {}", {"token": "hf_TESTsentinelTokenValue"})
+    finally:
+        logger.remove(sink)
+    assert lines == ["Evaluation tracker args: {'token': '***'}\n"]

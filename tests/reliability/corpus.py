@@ -1,0 +1,289 @@
+"""Bad-data corpus: corrupted copies of the bundled mini splits, and how each benchmark must react to them.
+
+Each `Case` builds one corrupted copy of a benchmark's mini split (`tasks/<benchmark>/data/mini`) in a temporary
+folder, then the test points the benchmark at it (`LMMS_AGENTIC_DATA_<BENCHMARK>=<copy>`) and loads it through the
+benchmark's own hooks (`all_docs()`).  What a case expects:
+
+* ``load_error``: loading stops with an error of this project (never a library exception such as
+  ``UnicodeDecodeError``, ``ArrowInvalid`` or a PIL error) whose message matches every pattern in ``match``
+  (record id, field, file, what is wrong);
+* ``media_error``: the record's media are bad; the error (at load time once loaders check media, or when the
+  record's visuals are built, naming the record) matches ``match``.  Load-time detection is pinned separately;
+* ``loads``: the copy loads and ``check`` verifies the rows were read right (e.g. a lowercase gold letter).
+
+``skip``: with ``LMMS_AGENTIC_SKIP_BAD_RECORDS=1`` the copy loads without ``record`` and the exclusion is counted in
+the provenance written into results files.  ``xfail``: the current code fails the case and the fix lives in a file
+outside this test's owner's files; the reason names the fix (strict: the test fails once the fix lands);
+``skip_xfail`` overrides it for the skip test ("" = the skip already works).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+import lmms_agentic
+
+TASKS = Path(lmms_agentic.tasks_dir())
+PARQUET = {"robovista": "data/train-00000-of-00001.parquet", "agentvqa": "data/test-00000-of-00001.parquet"}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    build: Callable[[Path], None]
+    expect: str  # "load_error" | "media_error" | "loads"
+    match: tuple[str, ...] = ()
+    record: str | None = None
+    skip: bool = False
+    xfail: str | None = None
+    skip_xfail: str | None = None
+    check: Callable[[Any], None] | None = None
+    load_match: tuple[str, ...] = ()
+    """What a load-time error must name, when more than ``match`` (mid-run video errors name only the file)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def copy_mini(benchmark: str, target: Path) -> Path:
+    shutil.copytree(TASKS / benchmark / "data" / "mini", target)
+    return target
+
+
+# ------------------------------------------------------------------ parquet tables (RoboVista, AgentVQA)
+
+def _table_file(folder: Path) -> Path:
+    (found,) = sorted(folder.rglob("*.parquet"))
+    return found
+
+
+def edit_rows(edit: Callable[[list[dict[str, Any]]], None]) -> Callable[[Path], None]:
+    """Rewrite the copy's parquet file after ``edit`` changed its rows in place (schema and metadata kept)."""
+    def build(folder: Path) -> None:
+        path = _table_file(folder)
+        table = pq.read_table(path)
+        rows = table.to_pylist()
+        edit(rows)
+        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), path)
+    return build
+
+
+def set_field(index: int, name: str, value: Any) -> Callable[[Path], None]:
+    def edit(rows: list[dict[str, Any]]) -> None:
+        rows[index][name] = value
+    return edit_rows(edit)
+
+
+def set_image(index: int, image: int, change: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    def edit(rows: list[dict[str, Any]]) -> None:
+        cell = rows[index]["images"][image]
+        rows[index]["images"][image] = {"bytes": change(cell["bytes"]), "path": None}
+    return edit_rows(edit)
+
+
+def duplicate_id(source: int, target: int) -> Callable[[Path], None]:
+    def edit(rows: list[dict[str, Any]]) -> None:
+        rows[target]["id"] = rows[source]["id"]
+    return edit_rows(edit)
+
+
+def non_utf8_text(index: int, name: str) -> Callable[[Path], None]:
+    """Invalid UTF-8 bytes inside a string column (as a broken exporter writes them; Arrow does not validate)."""
+    def build(folder: Path) -> None:
+        path = _table_file(folder)
+        table = pq.read_table(path)
+        values = [v.encode("utf-8") if v is not None else None for v in table.column(name).to_pylist()]
+        values[index] = (values[index] or b"")[:5] + b"\xff\xfe" + (values[index] or b"")[5:]
+        column = pa.array(values, pa.binary()).view(pa.string())
+        pq.write_table(table.set_column(table.schema.get_field_index(name), name, column), path)
+    return build
+
+
+def truncate_table(folder: Path) -> None:
+    path = _table_file(folder)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def drop_column(name: str) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        path = _table_file(folder)
+        pq.write_table(pq.read_table(path).drop_columns([name]), path)
+    return build
+
+
+def add_column(name: str, value: Any) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        path = _table_file(folder)
+        table = pq.read_table(path)
+        pq.write_table(table.append_column(name, pa.array([value] * len(table))), path)
+    return build
+
+
+# ------------------------------------------------------------------ data.json (Agent-X)
+
+def edit_json(edit: Callable[[dict[str, Any], Path], Any]) -> Callable[[Path], None]:
+    """Rewrite the copy's data.json after ``edit(data, folder)``; if it returns bytes, those are the new file."""
+    def build(folder: Path) -> None:
+        path = folder / "data.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        out = edit(data, folder)
+        path.write_bytes(out if isinstance(out, bytes) else json.dumps(data, ensure_ascii=False).encode("utf-8"))
+    return build
+
+
+def set_record(key: str, name: str, value: Any) -> Callable[[Path], None]:
+    def edit(data: dict[str, Any], folder: Path) -> None:
+        data[key][0][name] = value
+    return edit_json(edit)
+
+
+def drop_record_field(key: str, name: str) -> Callable[[Path], None]:
+    def edit(data: dict[str, Any], folder: Path) -> None:
+        del data[key][0][name]
+    return edit_json(edit)
+
+
+def change_file(relative: str, change: Callable[[bytes], bytes]) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        path = folder / relative
+        path.write_bytes(change(path.read_bytes()))
+    return build
+
+
+def remove_file(relative: str) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        (folder / relative).unlink()
+    return build
+
+
+# ------------------------------------------------------------------ media
+
+def half(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def header_only(data: bytes) -> bytes:
+    return data[:64]
+
+
+def nothing(data: bytes) -> bytes:
+    return b""
+
+
+def garbage(data: bytes) -> bytes:
+    return b"garbage" * 50
+
+
+def faststart_copy(source: Path, target: Path) -> Path:
+    """``source`` remuxed with its index ('moov') first, as streaming-friendly MP4s are written: a truncated copy
+    then still opens and decodes to fewer frames."""
+    import av
+
+    with av.open(str(source)) as reader, av.open(str(target), "w", options={"movflags": "faststart"}) as writer:
+        stream = reader.streams.video[0]
+        out = writer.add_stream_from_template(stream)
+        for packet in reader.demux(stream):
+            if packet.dts is not None:
+                packet.stream = out
+                writer.mux(packet)
+    return target
+
+
+def truncated_faststart(relative: str, fraction: float = 0.5) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        path = folder / relative
+        fast = faststart_copy(path, path.with_name("fast-" + path.name))
+        data = fast.read_bytes()
+        fast.unlink()
+        path.write_bytes(data[: int(len(data) * fraction)])
+    return build
+
+
+def png_bytes() -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 10, 10)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def both(*builds: Callable[[Path], None]) -> Callable[[Path], None]:
+    def build(folder: Path) -> None:
+        for step in builds:
+            step(folder)
+    return build
+
+
+# ------------------------------------------------------------------ running a case
+
+def params(cases: list[Case], kind: str) -> list[Any]:
+    """``cases`` as pytest params for one kind of test ("default", "load_time", "skip"), xfail-marked as needed."""
+    import pytest
+
+    out = []
+    for case in cases:
+        if kind == "load_time" and case.expect != "media_error":
+            continue
+        if kind == "skip" and not case.skip:
+            continue
+        reason = {"default": case.xfail, "load_time": case.xfail,
+                  "skip": case.skip_xfail if case.skip_xfail is not None else case.xfail}[kind]
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        out.append(pytest.param(case, id=case.name, marks=marks))
+    return out
+
+
+def run_default(case: Case, loaded: Callable[[], Any], visuals: Callable[[Any, str], Any]) -> None:
+    """Load the (already built and pointed-at) copy and check the case's expectation (see the module docstring)."""
+    import pytest
+
+    from .conftest import assert_clear
+
+    if case.expect == "loads":
+        docs = loaded()
+        assert case.check is not None
+        case.check(docs)
+        return
+    if case.expect == "load_error":
+        with pytest.raises(Exception) as caught:
+            loaded()
+        assert_clear(caught.value, case.match)
+        return
+    assert case.expect == "media_error" and case.record is not None
+    try:
+        docs = loaded()
+    except Exception as err:  # detected while loading (loaders that check media)
+        assert_clear(err, case.load_match or case.match)
+        return
+    with pytest.raises(Exception) as built:
+        visuals(docs, case.record)
+    assert_clear(built.value, case.match)
+
+
+def run_load_time(case: Case, loaded: Callable[[], Any]) -> None:
+    import pytest
+
+    from .conftest import assert_clear
+
+    with pytest.raises(Exception) as caught:
+        loaded()
+    assert_clear(caught.value, case.load_match or case.match)
+
+
+def run_skip(case: Case, benchmark: str, loaded: Callable[[], Any], rows: int) -> None:
+    from .conftest import excluded_ids
+
+    docs = loaded()
+    assert case.record is not None
+    assert case.record not in set(docs["id"]) or case.extra.get("first_copy_kept")
+    excluded = excluded_ids(benchmark)
+    rows = case.extra.get("rows", rows)  # entries in the copy (a repeated data.json key adds one)
+    assert case.record in excluded and len(docs) == rows - len(excluded), (excluded, len(docs))

@@ -1,0 +1,151 @@
+"""AgentVQA bad-data corpus: every corruption of the mini split (table, images, videos) ends in one clear error
+naming the record, field or file (or a counted skip), never a library crash or a silently wrong score."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pytest
+
+from lmms_agentic.tasks.agentvqa import hooks
+
+from .corpus import (
+    Case,
+    add_column,
+    change_file,
+    copy_mini,
+    drop_column,
+    duplicate_id,
+    garbage,
+    half,
+    header_only,
+    non_utf8_text,
+    nothing,
+    params,
+    remove_file,
+    run_default,
+    run_load_time,
+    run_skip,
+    set_field,
+    set_image,
+    truncate_table,
+    truncated_faststart,
+)
+
+BENCHMARK = "agentvqa"
+ROWS = 15
+KWARGS = {"video_mode": "frames", "n_frames": 8, "history_header": "Previous actions:",
+          "post_prompt": "Answer with only the letter (A, B, C, or D) of the correct option."}
+MB = "Where does the agent move next? " * 32_000
+
+
+def _doc(record: str) -> dict[str, Any]:
+    docs = hooks.all_docs()
+    domain = docs[docs["id"].index(record)]["domain"]
+    variant = hooks.select_variant(domain)
+    return dict(variant[variant["id"].index(record)])
+
+
+def visuals(docs: datasets.Dataset, record: str) -> Any:
+    return hooks.visuals(_doc(record), KWARGS)
+
+
+def _gold(record: str, letter: str) -> Callable[[datasets.Dataset], None]:
+    def check(docs: datasets.Dataset) -> None:
+        assert docs[docs["id"].index(record)]["answer"] == letter and len(docs) == ROWS
+    return check
+
+
+def _long_question(docs: datasets.Dataset) -> None:
+    start = time.perf_counter()
+    text = hooks.doc_to_text(_doc("gameqa_0001"), KWARGS)
+    assert MB.strip() in text and len(text) > 1_000_000
+    assert time.perf_counter() - start < 5
+
+
+def _all_rows(docs: datasets.Dataset) -> None:
+    assert len(docs) == ROWS
+
+
+IMAGE = r"record 'gameqa_0001', field 'images\[0\]': image "
+KITCHEN = r"videos/kitchen_walk\.mp4"
+KITCHEN_RECORD = r"record '(vsibench|openeqa)_0001', field 'video'"
+CASES = [
+    Case("corrupt_image", set_image(6, 0, garbage), "media_error", (IMAGE + "is unreadable",), "gameqa_0001",
+         skip=True),
+    Case("truncated_image", set_image(6, 0, half), "media_error", (IMAGE + "is truncated",), "gameqa_0001",
+         skip=True),
+    Case("png_header_only", set_image(6, 0, header_only), "media_error", (IMAGE + "is truncated",), "gameqa_0001",
+         skip=True),
+    Case("zero_byte_image", set_image(6, 0, nothing), "media_error", (IMAGE + r"is empty \(0 bytes\)",),
+         "gameqa_0001", skip=True),
+    Case("truncated_image_of_a_coordinate_item", set_image(1, 0, half), "media_error",
+         (r"record 'screenspot_0001', field 'images\[0\]': image is truncated",), "screenspot_0001",
+         skip=True),
+    Case("truncated_video_index_first", truncated_faststart("videos/kitchen_walk.mp4"), "media_error",
+         (KITCHEN + r".*is truncated: box 'mdat'",), "vsibench_0001", skip=True,
+         load_match=(KITCHEN_RECORD, KITCHEN + r" is truncated")),
+    Case("truncated_video_index_last", change_file("videos/kitchen_walk.mp4", half), "media_error",
+         (KITCHEN + r".*is truncated",), "vsibench_0001", skip=True,
+         load_match=(KITCHEN_RECORD, KITCHEN + r" is truncated")),
+    Case("intact_video_index_first", truncated_faststart("videos/kitchen_walk.mp4", 1.0), "loads",
+         check=lambda docs: hooks.visuals(_doc("vsibench_0001"), KWARGS)),
+    Case("missing_video", remove_file("videos/egoplan_cut.mp4"), "media_error",
+         (r"record 'egoplan_0001', field 'video': .*egoplan_cut\.mp4 does not exist",), "egoplan_0001",
+         skip=True),
+    Case("video_path_escaping_the_folder", set_field(3, "video", "../../outside.mp4"), "media_error",
+         (r"record 'vsibench_0001', field 'video': media path '\.\./\.\./outside\.mp4' escapes",),
+         "vsibench_0001", skip=True),
+    Case("absolute_video_path", set_field(3, "video", "/etc/hostname"), "media_error",
+         (r"record 'vsibench_0001', field 'video': media path '/etc/hostname' escapes",),
+         "vsibench_0001", skip=True),
+    Case("gold_outside_the_options", set_field(6, "answer", "E"), "load_error",
+         (r"record 'gameqa_0001', field 'answer': 'E' is not a letter A-D",), "gameqa_0001", skip=True),
+    Case("gold_lowercase", set_field(6, "answer", "b"), "loads", check=_gold("gameqa_0001", "B")),
+    Case("gold_in_parentheses", set_field(6, "answer", "(B)"), "load_error",
+         (r"record 'gameqa_0001', field 'answer': '\(B\)' is not a letter A-D",), "gameqa_0001", skip=True),
+    Case("duplicate_ids", duplicate_id(6, 7), "load_error",
+         (r"record 'gameqa_0001', field 'id': occurs more than once",), "gameqa_0001", skip=True,
+         extra={"first_copy_kept": True}),
+    Case("empty_options", set_field(6, "options", []), "load_error",
+         (r"record 'gameqa_0001', field 'options': must be a list of 4 strings",), "gameqa_0001", skip=True),
+    Case("one_empty_option", set_field(6, "options", ["0", "", "2", "3"]), "load_error",
+         (r"record 'gameqa_0001', field 'options': has an empty",), "gameqa_0001", skip=True),
+    Case("non_utf8_question", non_utf8_text(6, "question"), "load_error",
+         (r"record 'gameqa_0001'", r"field 'question'", r"UTF-8", r"copy"), "gameqa_0001", skip=True),
+    Case("one_megabyte_question", set_field(6, "question", MB), "loads", check=_long_question),
+    Case("truncated_parquet", truncate_table, "load_error", (r"Could not load agentvqa", r"(?i)corrupt", r"copy")),
+    Case("truncated_parquet_names_the_file", truncate_table, "load_error", (r"test-00000-of-00001\.parquet",)),
+    Case("missing_column", drop_column("answer"), "load_error",
+         (r"AgentVQA columns do not match the field map: missing answer \(column 'answer'\)",)),
+    Case("extra_column", add_column("extra_column", "x"), "loads", check=_all_rows),
+]
+
+
+@pytest.fixture
+def load_copy(tmp_path: Path, point_at: Callable[..., None]) -> Callable[..., Callable[[], Any]]:
+    def prepare(case: Case, skip: bool = False) -> Callable[[], Any]:
+        copy = copy_mini(BENCHMARK, tmp_path / "copy")
+        case.build(copy)
+        point_at(BENCHMARK, copy, skip=skip)
+        return hooks.all_docs
+    return prepare
+
+
+@pytest.mark.parametrize("case", params(CASES, "default"))
+def test_bad_data_gives_one_clear_error(case: Case, load_copy: Callable[..., Callable[[], Any]]) -> None:
+    run_default(case, load_copy(case), visuals)
+
+
+@pytest.mark.parametrize("case", params(CASES, "load_time"))
+def test_bad_media_is_found_while_loading(case: Case, load_copy: Callable[..., Callable[[], Any]]) -> None:
+    run_load_time(case, load_copy(case))
+
+
+@pytest.mark.parametrize("case", params(CASES, "skip"))
+def test_bad_records_are_skipped_and_counted(case: Case, load_copy: Callable[..., Callable[[], Any]]) -> None:
+    run_skip(case, BENCHMARK, load_copy(case, skip=True), ROWS)
