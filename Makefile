@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lmms-agentic-installed
 
-.PHONY: install demo test test-fast test-vllm lint tiny-vlm presets sweep clean
+.PHONY: install demo test test-fast test-vllm lint tiny-vlm presets sweep generate clean
 
 $(STAMP): pyproject.toml setup.py constraints/cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,11 @@ presets: install
 	$(BIN)/python -m lmms_agentic presets
 sweep: install
 	$(BIN)/python -m lmms_agentic reproduce --emit-slurm runs/sweep/sweep.sbatch --preset $(PRESETS) --benchmark $(BENCHMARKS) --output runs/sweep
+
+## regenerate generated task files: permutation tasks, then their lm-eval YAMLs
+generate: install
+	$(BIN)/python -m lmms_agentic permutations
+	$(BIN)/python -m lmms_agentic.lmeval write
 
 # mypy cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
 # lmms_agentic), so it checks a symlinked view of the installed layout in .typecheck/.

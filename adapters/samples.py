@@ -145,7 +145,7 @@ def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Reco
 
 def read_record(sample_line: Mapping[str, Any]) -> dict[str, Any] | None:
     """The sample record of one logged sample line (None for lines of tasks that are not ours)."""
-    for value in sample_line.values():
-        if isinstance(value, dict) and "benchmark" in value and "id" in value:
+    for key, value in sample_line.items():  # lm-eval also logs the doc, which has "benchmark" and "id" too
+        if key != "doc" and isinstance(value, dict) and "benchmark" in value and "id" in value:
             return value
     return None

@@ -2,6 +2,8 @@
 
 Commands:
   tasks-dir           print the task folder for lmms-eval's --include_path
+  lmeval-tasks-dir    print the generated lm-eval task folder, for lm_eval --include_path
+  export              --harness lmms-eval|lm-eval --benchmark B OUT_DIR: a self-contained upstream task folder
   run -- ARGS         run lmms-eval ARGS and exit 1 with one line when the evaluation failed (lmms-eval exits 0)
   report RUN...       one run: markdown report + charts; several: multi-model report (markdown, CSV, PNG)
   presets [NAME]      the model presets: each published model -> lmms-eval backend settings
@@ -36,6 +38,18 @@ Handler = Callable[[argparse.Namespace], int]
 def _tasks_dir(args: argparse.Namespace) -> int:
     print(tasks_dir())
     return 0
+
+
+def _lmeval_tasks_dir(args: argparse.Namespace) -> int:
+    from lmms_agentic.lmeval.cli import lmeval_tasks_dir_command
+
+    return lmeval_tasks_dir_command()
+
+
+def _export(args: argparse.Namespace) -> int:
+    from lmms_agentic.lmeval.cli import export_command
+
+    return export_command(args)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -129,6 +143,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
         return commands.add_parser(name, help=help_text)
 
     command("tasks-dir", _tasks_dir, "print the task folder for lmms-eval --include_path")
+    command("lmeval-tasks-dir", _lmeval_tasks_dir, "print the generated lm-eval task folder (lm_eval --include_path)")
+    from lmms_agentic.lmeval.cli import add_export_arguments
+
+    add_export_arguments(command("export", _export, "write a self-contained upstream task folder for a harness"))
     run = command("run", _run, "run lmms-eval and fail loudly when the evaluation failed")
     run.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
     from lmms_agentic import presets as presets_cli

@@ -13,7 +13,9 @@ prompt logic:
 - rendering (`render`) turns the messages into what lm-eval wants: the system turn's text (the task's
   `description` names the virtual field `SYSTEM_FIELD`), the user turn's text with one `<image>` placeholder per
   image in order (`doc_to_text`), and the images in the same order (`doc_to_image`). A video part is refused:
-  lm-eval tasks must sample frames (`video_mode: frames`).
+  lm-eval tasks must sample frames (`video_mode: frames`);
+- scoring is the task's own `process_results` (the first metric carries the sample record), limited to the task's
+  metric list and without the metrics a row does not count for (see `process_results`).
 
 The module imports nothing from lmms-agentic, so `lmms_agentic.lmeval.export` can inline it into an upstream
 task folder's `utils.py`.
@@ -22,6 +24,7 @@ task folder's `utils.py`.
 from __future__ import annotations
 
 import io
+import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +39,8 @@ TASK_FIELD = "lmms_agentic_task"
 """Every document records the lmms-eval task it came from (visible in lm-eval's sample log)."""
 
 Hook = Callable[..., Any]
+log = logging.getLogger(__name__)
+_WARNED: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,9 @@ class TaskSpec:
     doc_to_target: Hook
     process_results: Hook
     kwargs: Mapping[str, Any] = field(default_factory=dict)
+    metrics: tuple[str, ...] = ()
+    """The task's metric list: other keys `process_results` returns are dropped (lm-eval would average them with
+    its `mean` and fail on a dict; lmms-eval logs them and reports nothing), with one warning per task."""
 
 
 @dataclass(frozen=True)
@@ -197,5 +205,21 @@ def doc_to_target(doc: Mapping[str, Any]) -> Any:
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """The task's own `process_results` (the first metric carries the sample record, see adapters.samples)."""
-    return dict(as_doc(doc).spec.process_results(doc, results))
+    """The task's own `process_results` (the first metric carries the sample record, see adapters.samples), limited
+    to the task's metric list, without the metrics this document does not count for.
+
+    A view of None means "this row does not count" and every aggregation skips it; lm-eval has to get no value at
+    all instead, for its groups: it averages a metric over the subtasks that report it, so a subtask where no row
+    counts must not report NaN (lmms-agentic's group aggregation skips NaN under lmms-eval; lm-eval ignores custom
+    group aggregations). Such a metric is then absent from that subtask's lm-eval results (NaN under lmms-eval).
+    """
+    spec = as_doc(doc).spec
+    values = dict(spec.process_results(doc, results))
+    if spec.metrics:
+        extra = sorted(set(values) - set(spec.metrics))
+        if extra and spec.task not in _WARNED:
+            _WARNED.add(spec.task)
+            log.warning("%s: process_results returned %s, which the task's metric list does not name; not reported",
+                        spec.task, ", ".join(extra))
+        values = {name: values[name] for name in spec.metrics if name in values}
+    return {name: value for name, value in values.items() if value is not None}

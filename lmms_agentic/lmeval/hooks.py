@@ -63,7 +63,8 @@ def spec_of(settings: Mapping[str, Any]) -> TaskSpec:
     """The runtime spec of a generated task's `dataset_kwargs.lmms_agentic` block."""
     return TaskSpec(task=str(settings["task"]), doc_to_messages=resolve(settings["doc_to_messages"]),
                     doc_to_target=resolve(settings["doc_to_target"]),
-                    process_results=resolve(settings["process_results"]), kwargs=dict(settings["kwargs"]))
+                    process_results=resolve(settings["process_results"]), kwargs=dict(settings["kwargs"]),
+                    metrics=tuple(settings.get("metrics") or ()))
 
 
 def load_docs(**kwargs: Any) -> dict[str, DocList]:

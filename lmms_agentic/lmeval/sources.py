@@ -125,6 +125,9 @@ class SourceTask:
             settings["temperature"] = float(settings["temperature"])
         return settings
 
+    def metric_names(self) -> list[str]:
+        return [str(entry["metric"]) for entry in self.config.get("metric_list") or []]
+
     def unknown_keys(self) -> list[str]:
         return sorted(set(self.config) - DROPPED - COPIED - {"group", "aggregate_metric_list"})
 

@@ -1,0 +1,92 @@
+"""Inlining lmms-agentic modules into one file: no lmms-agentic import left, same behaviour, verbatim strings."""
+
+from __future__ import annotations
+
+import ast
+import json
+import sys
+import types
+from typing import Any
+
+import pytest
+
+from lmms_agentic.lmeval.export import bundle
+from lmms_agentic.lmeval.export.patches import patches
+
+
+def _run(code: str) -> dict[str, Any]:
+    """Execute a bundle as utils.py would (dataclasses need the module in sys.modules, see export.glue)."""
+    namespace: dict[str, Any] = {"__name__": "bundle_under_test", "__file__": "/nowhere/utils.py"}
+    sys.modules.setdefault("bundle_under_test", types.ModuleType("bundle_under_test"))
+    exec(compile("from __future__ import annotations\nimport types\n" + code, "<bundle>", "exec"), namespace)
+    return namespace
+
+
+@pytest.fixture(scope="module")
+def robovista() -> tuple[bundle.Bundle, dict[str, Any]]:
+    built = bundle.build(["lmms_agentic.tasks.robovista.hooks", "lmms_agentic.tasks.robovista.metrics"])
+    return built, _run(built.code)
+
+
+def test_no_lmms_agentic_import_survives(robovista: tuple[bundle.Bundle, dict[str, Any]]) -> None:
+    built, _ = robovista
+    assert "lmms_agentic.adapters.extract" in built.modules and "lmms_agentic.judges.client" in built.modules
+    for node in ast.walk(ast.parse(built.code)):
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("lmms_agentic") for a in node.names)
+        if isinstance(node, ast.ImportFrom):
+            assert not node.level and not (node.module or "").startswith("lmms_agentic"), ast.unparse(node)
+    assert "# inlined from lmms_agentic/adapters/extract.py" in built.code
+    assert built.modules.index("lmms_agentic.adapters.schema") < built.modules.index("lmms_agentic.adapters.docs")
+
+
+@pytest.mark.parametrize("reply", ["The answer is B.", "A robot arm holds it.", "<think>C?</think> Answer: D",
+                                   "B and C", ""])
+def test_inlined_parsers_behave_like_the_originals(robovista: tuple[bundle.Bundle, dict[str, Any]],
+                                                   reply: str) -> None:
+    from lmms_agentic.adapters.extract import extract_choice
+    from lmms_agentic.tasks.robovista import parity
+
+    _, namespace = robovista
+    options = ["red", "green", "blue", "yellow", "purple"]
+    inlined_parity = namespace["_tasks_robovista_parity"]
+    for mode in parity.PARSER_MODES:
+        assert inlined_parity.parse_answer(reply, options, mode).letter == parity.parse_answer(reply, options,
+                                                                                                 mode).letter
+    assert namespace["_adapters_extract"].extract_choice(reply, options).letter == extract_choice(reply,
+                                                                                                  options).letter
+    assert namespace["_adapters_stats"].mean_score([{"score": 100.0}, None, {"score": 0.0}]) == 50.0
+
+
+def test_comments_and_multiline_strings_are_kept_verbatim() -> None:
+    from lmms_agentic.tasks.agentx import protocol
+
+    text = protocol.TOOLMETA_PATH.read_text(encoding="utf-8")
+    manifest = json.loads((protocol.TOOLMETA_PATH.parent / "benchmark.json").read_text())
+    built = bundle.build(["lmms_agentic.tasks.agentx.protocol", "lmms_agentic.adapters.benchmarks"],
+                         patches("agentx", manifest, text, lmeval=False))
+    namespace = _run(built.code)
+    inlined = namespace["_tasks_agentx_protocol"]
+    assert inlined.INSTRUCTION_TEMPLATE == protocol.INSTRUCTION_TEMPLATE
+    assert inlined.instruction() == protocol.instruction(), "the catalogue travels inside the file"
+    assert namespace["_adapters_benchmarks"].get("agentx").source.hub_id == "Tajamul21/Agent-X"
+    assert "# The keys of toolmeta.json, in file order" in built.code
+
+
+def test_global_becomes_nonlocal_and_the_module_state_is_shared(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("LMMS_AGENTIC_JUDGE_BASE_URL", "LMMS_AGENTIC_JUDGE_MODEL", "LMMS_AGENTIC_JUDGE_PRESET"):
+        monkeypatch.delenv(key, raising=False)
+    built = bundle.build(["lmms_agentic.judges.client"])
+    assert "nonlocal _default" in built.code and "global _default" not in built.code
+    client = _run(built.code)["_judges_client"]
+    assert client.default_client() is client.default_client()
+
+
+def test_indent_leaves_the_lines_of_multiline_strings_alone() -> None:
+    source = 'x = """a\nb"""\ny = f"""{x}\nc"""\nif x:\n    z = 1\n'
+    assert bundle.indent(source) == '    x = """a\nb"""\n    y = f"""{x}\nc"""\n    if x:\n        z = 1\n'
+
+
+def test_patches_must_name_bundled_modules() -> None:
+    with pytest.raises(bundle.BundleError, match="outside the bundle"):
+        bundle.build(["lmms_agentic.adapters.text"], {"lmms_agentic.adapters.data": "pass"})

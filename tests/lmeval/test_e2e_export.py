@@ -1,0 +1,157 @@
+"""End-to-end: the upstream exports of all three benchmarks, for both harnesses.
+
+Each folder is checked as upstream would: it imports nothing from lmms-agentic and no sibling module; its Python
+passes the harness's own formatter and lint settings; its test file passes. Then every exported benchmark runs on
+its mini split in a process where `lmms_agentic` cannot be imported, loading the Hub dataset ids from a seeded
+Hugging Face home, with the loopback model whose replies exercise every scoring path: each metric equals the
+plugin's under the same harness, the prompts and pixels the server received are the plugin's, and the headline
+metrics are non-trivial (strictly between their bounds).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lmms_agentic.lmeval.export import HARNESS_DIRS, formatting
+
+from .conftest import BENCHMARKS, EXPORT_TASKS, HarnessRun, metrics, same
+from .isolation import run_isolated
+
+pytestmark = pytest.mark.e2e
+for _tool in ("lm_eval", "black", "isort"):
+    pytest.importorskip(_tool, reason="pip install lmms-agentic[lmeval,export]")
+PACKAGES = {"lmms-eval": "lmms_eval.tasks", "lm-eval": "lm_eval.tasks"}
+HARNESS_GIT = os.environ.get("LM_EVAL_HARNESS_GIT_DIR", "")
+"""A clone (or bare git dir) of lm-evaluation-harness to compare the embedded ruff settings with (optional)."""
+
+
+def _python_files(root: Path, harness: str) -> list[Path]:
+    tasks, tests = HARNESS_DIRS[harness]
+    return sorted((root / harness / tasks).rglob("*.py")) + sorted((root / harness / tests).glob("test_*.py"))
+
+
+class _Functions(yaml.SafeLoader):
+    pass
+
+
+_Functions.add_constructor("!function", lambda loader, node: ("!function", loader.construct_scalar(node)))
+
+
+def _function_refs(node: object) -> list[str]:
+    if isinstance(node, tuple) and node and node[0] == "!function":
+        return [str(node[1])]
+    if isinstance(node, dict):
+        return [ref for value in node.values() for ref in _function_refs(value)]
+    if isinstance(node, list):
+        return [ref for value in node for ref in _function_refs(value)]
+    return []
+
+
+@pytest.mark.parametrize("harness", ["lmms-eval", "lm-eval"])
+def test_folders_are_self_contained(exported: Path, harness: str) -> None:
+    for benchmark in BENCHMARKS:
+        folder = exported / harness / HARNESS_DIRS[harness][0] / benchmark
+        assert {p.name for p in folder.glob("*.py")} == {"utils.py"}
+        utils = ast.parse((folder / "utils.py").read_text())
+        for node in ast.walk(utils):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                assert not any(m.split(".")[0] in ("lmms_agentic", "utils") for m in modules), ast.unparse(node)
+                assert not (isinstance(node, ast.ImportFrom) and node.level), ast.unparse(node)
+        defined = {n.name for n in utils.body if isinstance(n, ast.FunctionDef)} | {
+            t.id for n in utils.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+        for path in [*folder.glob("*.yaml"), folder / "_default_template_yaml"]:
+            for ref in _function_refs(yaml.load(path.read_text(), Loader=_Functions)):
+                module, _, name = ref.partition(".")
+                assert module == "utils" and name in defined, f"{path.name}: !function {ref}"
+        readme = (folder / "README.md").read_text()
+        assert "### Checklist" in readme and "### Changelog" in readme and "Published numbers" in readme
+        assert re.search(r"\| \S.* \| \d", readme), "the published numbers table has rows"
+    assert (exported / harness / "UPSTREAM_PR.md").read_text().count("Still needed") == len(BENCHMARKS)
+
+
+@pytest.mark.parametrize("harness", ["lmms-eval", "lm-eval"])
+def test_python_follows_the_harness_style(exported: Path, harness: str) -> None:
+    formatting.check_files(harness, _python_files(exported, harness))
+
+
+def test_embedded_lm_eval_ruff_settings_match_the_harness() -> None:
+    if not HARNESS_GIT or not Path(HARNESS_GIT).exists():
+        pytest.skip("set LM_EVAL_HARNESS_GIT_DIR to a git checkout of lm-evaluation-harness to compare")
+    import subprocess
+
+    tomllib = pytest.importorskip("tomllib")
+
+    text = subprocess.run(["git", "-C", HARNESS_GIT, "show", "HEAD:pyproject.toml"], capture_output=True, text=True,
+                          check=True).stdout
+    theirs = tomllib.loads(text)["tool"]["ruff"]
+    ours = tomllib.loads(formatting.LMEVAL_RUFF_TOML)
+    assert "line-length" not in theirs
+    assert ours["lint"] == theirs["lint"]
+
+
+def test_lmms_eval_style_matches_its_pre_commit_hooks() -> None:
+    folder = os.environ.get("LMMS_EVAL_GIT_DIR", "")
+    if not folder or not Path(folder).exists():
+        pytest.skip("set LMMS_EVAL_GIT_DIR to a git checkout of lmms-eval to compare")
+    import subprocess
+
+    import black
+    import isort
+
+    text = subprocess.run(["git", "-C", folder, "show", "HEAD:.pre-commit-config.yaml"], capture_output=True,
+                          text=True, check=True).stdout
+    hooks = {repo["repo"].rsplit("/", 1)[1]: repo for repo in yaml.safe_load(text)["repos"]}
+    assert hooks["black"]["hooks"][0]["args"] == [f"--line-length={formatting.LMMS_EVAL_BLACK_LINE_LENGTH}"]
+    assert hooks["isort"]["hooks"][0]["args"] == ["--profile", "black"]
+    assert (hooks["black"]["rev"], hooks["isort"]["rev"]) == (black.__version__, isort.__version__)
+
+
+@pytest.mark.parametrize("harness", ["lmms-eval", "lm-eval"])
+def test_exported_test_files_pass_where_lmms_agentic_is_not_importable(exported: Path, harness: str) -> None:
+    tasks, tests = HARNESS_DIRS[harness]
+    files = [str(p) for p in sorted((exported / harness / tests).glob("test_*.py"))]
+    done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(exported), *files], {},
+                        cwd=exported, task_dirs={PACKAGES[harness]: str(exported / harness / tasks)})
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert re.search(r"\d+ passed", done.stdout) and "skipped" not in done.stdout
+
+
+@pytest.mark.parametrize("harness", ["lmms-eval", "lm-eval"])
+def test_exports_give_the_plugins_numbers_without_lmms_agentic(export_runs: dict[str, HarnessRun],
+                                                                plugin_runs: dict[str, HarnessRun],
+                                                                harness: str) -> None:
+    export, plugin = export_runs[harness], plugin_runs[harness]
+    if harness == "lmms-eval":
+        assert "No module named 'lmms_agentic'" in export.log, "the run really had no lmms-agentic"
+    assert not (export.requests - plugin.requests), "the exported prompts and pixels are the plugin's"
+    compared = 0
+    for task in sorted(export.results):
+        ours, theirs = metrics(plugin.results[task]), metrics(export.results[task])
+        assert set(ours) == set(theirs), f"{task}: {sorted(set(ours) ^ set(theirs))}"
+        for key, value in ours.items():
+            assert same(value, theirs[key]), f"{harness} {task} {key}: plugin {value} != export {theirs[key]}"
+            compared += 1
+    assert compared > 200 and set(EXPORT_TASKS) <= set(export.results)
+
+
+def test_the_replies_make_the_metrics_non_trivial(export_runs: dict[str, HarnessRun]) -> None:
+    results = export_runs["lm-eval"].results
+    robovista, confidence = results["robovista"], results["robovista_icl_seed0"]
+    for value in (robovista["parity_acc,none"], robovista["strict_acc,none"], robovista["no_answer_rate,none"],
+                  results["agentvqa"]["accuracy,none"], confidence["confidence_coverage,none"]):
+        assert 0 < value < 100
+    assert any(results[t]["parity_acc,none"] != results[t]["strict_acc,none"] for t in ("robovista_cot",
+                                                                                        "robovista_icl_seed0"))
+    assert confidence["calibration_error,none"] > 0 and not math.isnan(confidence["hle_compat_calibration,none"])
+    agentx = results["agentx"]
+    for key in ("ground_s", "tool_acc", "goal_acc", "format_error_rate", "parse_failure_rate", "toolset_f1_prog"):
+        assert 0 < agentx[f"{key},none"] < 1, key
+
