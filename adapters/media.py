@@ -70,7 +70,8 @@ class MediaError(RecordError):
 
 @dataclass(frozen=True)
 class ImagePolicy:
-    """Declared image preprocessing; `describe()` is logged with every sample."""
+    """Declared image preprocessing, chosen by name in the task YAML (`image_preprocess`, recorded in the results
+    file's `configs`); `describe()` states it in words."""
 
     max_side: int | None = 720
     jpeg_quality: int | None = 85

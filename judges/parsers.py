@@ -10,19 +10,25 @@ Parsers never pick a digit or word out of prose: a score needs its label ("Score
 be a whole line ("Yes", "**No.**", "Verdict: yes"), a letter must be the whole reply.  Anything else, and any
 reply that states two different verdicts, is a parse failure with a reason in ``Parsed.error``.
 A parser never raises on odd input and never evaluates reply text.
+
+Cost: linear in the reply, whatever it holds (1 MB of prose, of "*", of "{" or of repeated lines; measured by
+benchmarks/parsers.py).  Patterns start at a character class (the regex engine skips ahead in C), runs that a later
+part could also take are atomic, repeated matches and lines are judged once per distinct value, and echoed data
+blocks are removed in one pass (``_strip_data_blocks``, equal to ``fencing.strip_data_blocks``, whose lazy pattern
+rescans the rest of the reply after every unclosed block).  Nothing is cut: every rule reads the whole reply.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from lmms_agentic.adapters.text import answer_text
-
-from .fencing import strip_data_blocks
 
 __all__ = [
     "AnyOf",
@@ -72,12 +78,47 @@ class ReplyParser(Protocol):
 
 # ---------------------------------------------------------------- cleaning and refusals
 _EMPHASIS = "*_`\"'“”‘’"
+_BEGIN = re.compile(r"<<<DATA ([A-Za-z0-9_]+) ([0-9a-f]{16}) BEGIN>>>")
+_END = re.compile(r"<<<DATA ([A-Za-z0-9_]+) ([0-9a-f]{16}) END>>>")
 
 
+def _strip_data_blocks(reply: str) -> str:
+    """``fencing.strip_data_blocks`` in one pass: every complete block (a BEGIN line, then the first END line with the
+    same name and nonce) becomes " ", blocks taken left to right.  END lines are indexed once, so a BEGIN without an
+    END costs a lookup, not a scan of the rest of the reply."""
+    if "<<<DATA " not in reply:
+        return reply
+    ends: dict[tuple[str, str], list[int]] = {}
+    for m in _END.finditer(reply):  # (END lines cannot overlap, so every one is found)
+        ends.setdefault((m.group(1), m.group(2)), []).append(m.start())
+    end_line = 32  # len("<<<DATA  ") + 16 + len(" END>>>") + the name
+    if not ends:
+        return reply
+    pieces: list[str] = []
+    done = 0
+    for m in _BEGIN.finditer(reply):
+        if m.start() < done:
+            continue  # inside the block just removed
+        positions = ends.get((m.group(1), m.group(2)))
+        if not positions:
+            continue
+        i = bisect_left(positions, m.end())
+        if i == len(positions):
+            continue
+        pieces += [reply[done:m.start()], " "]
+        done = positions[i] + end_line + len(m.group(1))
+    if not pieces:
+        return reply
+    pieces.append(reply[done:])
+    return "".join(pieces)
+
+
+@lru_cache(maxsize=4)
 def clean_reply(reply: str) -> str:
     """Drop the reasoning block (everything up to the first ``</think>``) and echoed fenced data; strip outer
-    whitespace. A judge that ends inside its thinking has given no verdict: its thinking is not read."""
-    return strip_data_blocks(answer_text(reply, fallback_to_thinking=False)).strip()
+    whitespace. A judge that ends inside its thinking has given no verdict: its thinking is not read.
+    (The last few results are kept: ``AnyOf`` hands the same reply to each of its parsers.)"""
+    return _strip_data_blocks(answer_text(reply, fallback_to_thinking=False)).strip()
 
 
 _REFUSAL = re.compile(
@@ -137,12 +178,7 @@ class ScoreParser:
         return f"score[{'|'.join(self.labels)}]:{_fmt(self.low)}..{_fmt(self.high)}:{kind}:allowed={allowed}"
 
     def _pattern(self) -> re.Pattern[str]:
-        words = "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in self.labels)
-        return re.compile(
-            rf"(?<![\w])['\"]?(?:{words})\b['\"]?[\s*_]*[:=][\s*_`'\"]*"
-            rf"(?:(?P<num>{_NUMBER})(?P<after>[^\n]{{0,16}}))?",
-            re.IGNORECASE,
-        )
+        return _score_pattern(self.labels)
 
     def _read(self, num: str, after: str) -> float | str:
         if re.match(r"(?:[.,]\d|\s*[-–]\s*\d|\s*%|[A-Za-z0-9_])", after):
@@ -156,11 +192,14 @@ class ScoreParser:
     def __call__(self, reply: str) -> Parsed:
         text = clean_reply(reply)
         values: list[float] = []
-        for m in self._pattern().finditer(text):
-            num = m.group("num")
-            if num is None:
+        if _plain(text) and not any(w.split()[0].lower() in text.lower() for w in self.labels):
+            return _fail("no score found")  # (a plain text: str.lower() finds every label IGNORECASE would)
+        for tail in dict.fromkeys(self._pattern().findall(text)):  # each distinct match once, in order
+            if not tail:
                 return _fail("score label without a number")
-            read = self._read(num, m.group("after") or "")
+            num = _NUMBER_AT.match(tail)
+            assert num is not None
+            read = self._read(num.group(), tail[num.end():])
             if isinstance(read, str):
                 return _fail(read)
             values.append(read)
@@ -178,9 +217,37 @@ class ScoreParser:
         return Parsed(score=value)
 
 
+# The label, case-insensitive, as "(?<![\w])['"]?(?:label)\b['"]?[\s*_]*[:=]..." did it.  The pattern starts at the
+# label's first letter (a class of its cases, so the engine skips ahead in C) instead of at an optional quote: a
+# match exists exactly when the label follows no word character, and the quote is in no group.
+_FOLDS = {"i": "iIıİ", "k": "kKK", "s": "sSſ"}  # what IGNORECASE also matches to an ASCII letter
+
+
+@lru_cache(maxsize=64)
+def _score_pattern(labels: tuple[str, ...]) -> re.Pattern[str]:
+    def cases(letter: str) -> str:
+        return _FOLDS.get(letter.lower(), letter.lower() + letter.upper())
+
+    first = "".join(sorted({c for w in labels for c in cases(w[0])}))
+    words = "|".join(f"(?<=[{cases(w[0])}])" + re.escape(w[1:]).replace(r"\ ", r"\s+") for w in labels)
+    return re.compile(
+        rf"[{first}](?<!\w.)(?i:(?:{words})\b['\"]?[\s*_]*[:=][\s*_`'\"]*"
+        rf"(?P<tail>{_NUMBER}[^\n]{{0,16}})?)"
+    )
+
+
+_NUMBER_AT = re.compile(_NUMBER)
+_NOT_PLAIN = re.compile("[İıſK]")
+
+
+def _plain(text: str) -> bool:
+    """No character that IGNORECASE matches to an ASCII letter while str.lower() does not."""
+    return text.isascii() or not _NOT_PLAIN.search(text)
+
+
 # ---------------------------------------------------------------- yes / no
-_LABELLED = re.compile(
-    r"^[\s*_#]*(?:final\s+)?(?:answer|verdict|judg(?:e)?ment|decision|grade)[\s*_]*:[\s*_]*(?P<v>.+)$",
+_LABELLED = re.compile(  # (the leading run is atomic: giving it back cannot help, a letter must follow it)
+    r"^(?=(?P<r>[\s*_#]*))(?P=r)(?:final\s+)?(?:answer|verdict|judg(?:e)?ment|decision|grade)[\s*_]*:[\s*_]*(?P<v>.+)$",
     re.IGNORECASE,
 )
 
@@ -218,7 +285,7 @@ class YesNoParser:
 
     def __call__(self, reply: str) -> Parsed:
         verdicts: set[bool] = set()
-        for line in clean_reply(reply).splitlines():
+        for line in _verdict_lines(clean_reply(reply), (*self.yes, *self.no)):
             labelled = _LABELLED.match(line)
             token = _token(labelled.group("v") if labelled else line)
             verdict = self._verdict(token)
@@ -234,10 +301,26 @@ class YesNoParser:
         return Parsed(score=1.0 if yes else 0.0, label=(self.yes if yes else self.no)[0])
 
 
+_LINE_JUNK = _EMPHASIS + ".!" + "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+
+
+def _verdict_lines(text: str, vocabulary: tuple[str, ...]) -> list[str]:
+    """The reply's lines that can matter, in order, each distinct line once: a line with a ":" (it may be labelled),
+    or one that is no longer than the longest word once emphasis, ".", "!" and spaces are cut from its ends (a
+    verdict line's token is what is left after cutting some of those, and case folding never shortens it).  Every
+    other line has no verdict and no label, so skipping it changes nothing; a repeated line says what its first
+    copy said."""
+    longest = max(len(w) for w in vocabulary)
+    kept = [line for line in text.splitlines() if ":" in line or len(line.strip(_LINE_JUNK)) <= longest]
+    return list(dict.fromkeys(kept))
+
+
 # ---------------------------------------------------------------- option letter
+# The runs are atomic (written so that Python 3.10 understands them): each is followed by an optional word and then a
+# run of a wider class, which could otherwise split it at every position (cubic time on a reply of "*").
 _CHOICE = re.compile(
-    rf"^[\s{_EMPHASIS}]*(?:(?:final\s+)?answer\s*:\s*)?[\s{_EMPHASIS}]*(?:option\s+)?[\s{_EMPHASIS}(\[]*"
-    rf"(?P<v>[A-Za-z]|none)[\s{_EMPHASIS})\].!]*$",
+    rf"^(?=(?P<r1>[\s{_EMPHASIS}]*))(?P=r1)(?:(?:final\s+)?answer\s*:\s*)?(?=(?P<r2>[\s{_EMPHASIS}]*))(?P=r2)"
+    rf"(?:option\s+)?(?=(?P<r3>[\s{_EMPHASIS}(\[]*))(?P=r3)(?P<v>[A-Za-z]|none)[\s{_EMPHASIS})\].!]*$",
     re.IGNORECASE,
 )
 

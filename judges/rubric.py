@@ -11,6 +11,20 @@ exactly one top-level ``{...}`` must decode (``json.loads``; with ``python_liter
 required key must be present; numbers must be finite and within their declared range (booleans are not
 numbers; numeric strings such as "0.75" only with ``numeric_strings=True``).  ``score`` names the key
 that gives ``Parsed.score``; without it the score is the mean of the numeric dimensions.
+
+Bounds (rules, so that any reply costs a few ms whatever its size; a judge's verdict object is a few hundred
+characters and no real reply comes near them; measured in benchmarks/parsers.py):
+  MAX_SPANS = 64             a reply with more top-level ``{...}`` spans is a parse failure ("more than 64 {...}
+                             spans"), without decoding them;
+  MAX_SCAN_TOKENS = 10_000   the object search reads the reply as runs of "{", runs of "}" and quoted strings inside
+                             braces; a reply that needs more of them is a parse failure ("too many braces and
+                             quotes"), e.g. 1 MB of "{}{}{}..." inside one unclosed "{";
+  MAX_OBJECT_CHARS = 200_000 a longer span is not decoded (as before);
+  MAX_LITERAL_CHARS = 20_000 ``ast.literal_eval`` (``python_literals=True``) is tried only on spans up to this size
+                             (parsing Python is ~100x slower than JSON), and only on spans that can be a dict
+                             literal (they hold a ":", or nothing but blanks, comments and line continuations).
+Deeply nested JSON (RecursionError in ``json.loads``) counts as undecodable, like every other decoding error.
+``find_objects`` (a public helper) keeps no bounds but the span size unless it is given them.
 """
 
 from __future__ import annotations
@@ -23,14 +37,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_agentic.adapters.text import brace_spans
-
 from .parsers import Parsed, clean_reply
 
-__all__ = ["Choice", "JsonObjectParser", "Number", "Text", "find_objects"]
+__all__ = [
+    "MAX_LITERAL_CHARS",
+    "MAX_OBJECT_CHARS",
+    "MAX_SCAN_TOKENS",
+    "MAX_SPANS",
+    "Choice",
+    "JsonObjectParser",
+    "Number",
+    "Text",
+    "find_objects",
+]
 
 _NUM_STR = re.compile(r"\s*[+-]?(?:\d+(?:\.\d+)?|\.\d+)\s*")
-_MAX_OBJECT_CHARS = 200_000
+MAX_SPANS = 64
+MAX_SCAN_TOKENS = 10_000
+MAX_OBJECT_CHARS = 200_000
+MAX_LITERAL_CHARS = 20_000
+_MAX_OBJECT_CHARS = MAX_OBJECT_CHARS  # (the name this module used before)
 
 
 @dataclass(frozen=True)
@@ -71,22 +97,106 @@ class Choice:
 FieldSpec = Number | Text | Choice
 
 
-def find_objects(text: str, python_literals: bool = False) -> list[dict[str, Any]]:
-    """Every top-level ``{...}`` in ``text`` that decodes to a dict (JSON; optionally a Python literal)."""
+class _TooComplex(Exception):
+    """The reply needs more than MAX_SPANS spans or MAX_SCAN_TOKENS tokens."""
+
+
+# Inside braces: the next brace or quote (everything else is skipped in C), and the end of a quoted string
+# (a backslash escapes the next character; a quote may span lines, as in adapters.text.brace_spans(...,
+# quote_ends_at_newline=False), which this scanner reproduces for top-level spans).
+_STRUCTURE = re.compile(r"[{}\"']")
+_OPEN_RUN = re.compile(r"\{+")
+_CLOSE_RUN = re.compile(r"\}+")
+_QUOTED = {  # (the body is atomic: without its closing quote it must fail at once, not give back 1 MB step by step)
+    q: re.compile(rf"(?=(?P<body>[^{q}\\]*(?:\\.[^{q}\\]*)*))(?P=body){q}", re.DOTALL) for q in "\"'"
+}
+
+
+def _top_level_spans(text: str, max_spans: int | None, max_tokens: int | None) -> list[tuple[int, int]]:
+    """(start, end) of every top-level brace-balanced ``{...}`` span, as
+    ``adapters.text.brace_spans(text, top_level=True, quote_ends_at_newline=False)`` finds them, reading runs of
+    braces and whole quoted strings at a time (raises _TooComplex past the bounds)."""
+    spans: list[tuple[int, int]] = []
+    tokens = 0
+    pos = text.find("{")
+    while pos >= 0:
+        start, depth = pos, 0
+        while True:
+            m = _STRUCTURE.search(text, pos) if depth else _OPEN_RUN.match(text, pos)
+            if m is None:
+                return spans  # the span never closes: nothing after its "{" is at the top level
+            tokens += 1
+            if max_tokens is not None and tokens > max_tokens:
+                raise _TooComplex(f"too many braces and quotes (more than {max_tokens})")
+            char = text[m.start()]
+            if char == "{":
+                run = _OPEN_RUN.match(text, m.start())
+                assert run is not None
+                depth += run.end() - run.start()
+                pos = run.end()
+            elif char == "}":
+                run = _CLOSE_RUN.match(text, m.start())
+                assert run is not None
+                if run.end() - run.start() >= depth:
+                    end = run.start() + depth
+                    break
+                depth -= run.end() - run.start()
+                pos = run.end()
+            else:
+                quoted = _QUOTED[char].match(text, m.end())
+                if quoted is None:
+                    return spans  # an unterminated quote runs to the end of the text
+                pos = quoted.end()
+        spans.append((start, end))
+        if max_spans is not None and len(spans) > max_spans:
+            raise _TooComplex(f"more than {max_spans} {{...}} spans")
+        pos = text.find("{", end)
+    return spans
+
+
+_DICT_LITERAL_FILLER = re.compile(r"[\s\\]*")
+
+
+def _may_be_dict_literal(chunk: str) -> bool:
+    """Can ``ast.literal_eval(chunk)`` give a dict?  Only a dict display does: "{k: v, ...}" holds a ":", and "{}"
+    holds nothing but blanks, comments and line continuations."""
+    return ":" in chunk or "#" in chunk or _DICT_LITERAL_FILLER.fullmatch(chunk, 1, len(chunk) - 1) is not None
+
+
+def _decode(chunk: str, python_literals: bool, max_literal_chars: int | None) -> Any:
+    try:
+        return json.loads(chunk)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    if not python_literals or (max_literal_chars is not None and len(chunk) > max_literal_chars):
+        return None
+    if not _may_be_dict_literal(chunk):
+        return None
+    try:
+        return ast.literal_eval(chunk)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+
+
+def find_objects(
+    text: str,
+    python_literals: bool = False,
+    *,
+    max_spans: int | None = None,
+    max_tokens: int | None = None,
+    max_literal_chars: int | None = None,
+) -> list[dict[str, Any]]:
+    """Every top-level ``{...}`` in ``text`` that decodes to a dict (JSON; optionally a Python literal).  Spans over
+    MAX_OBJECT_CHARS are not decoded; the keyword bounds (see the module docstring) raise ValueError when passed."""
+    try:
+        spans = _top_level_spans(text, max_spans, max_tokens)
+    except _TooComplex as exc:
+        raise ValueError(str(exc)) from None
     found: list[dict[str, Any]] = []
-    for start, end in brace_spans(text, top_level=True, quote_ends_at_newline=False):
-        chunk = text[start:end]
-        if len(chunk) > _MAX_OBJECT_CHARS:
+    for start, end in spans:
+        if end - start > MAX_OBJECT_CHARS:
             continue
-        value: Any = None
-        try:
-            value = json.loads(chunk)
-        except ValueError:
-            if python_literals:
-                try:
-                    value = ast.literal_eval(chunk)
-                except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                    value = None
+        value = _decode(text[start:end], python_literals, max_literal_chars)
         if isinstance(value, dict):
             found.append(value)
     return found
@@ -135,7 +245,13 @@ class JsonObjectParser:
         return number
 
     def __call__(self, reply: str) -> Parsed:
-        objects = find_objects(clean_reply(reply), self.python_literals)
+        try:
+            objects = find_objects(
+                clean_reply(reply), self.python_literals,
+                max_spans=MAX_SPANS, max_tokens=MAX_SCAN_TOKENS, max_literal_chars=MAX_LITERAL_CHARS,
+            )
+        except ValueError as exc:
+            return Parsed(error=str(exc))
         if len(objects) != 1:
             return Parsed(error="no JSON object" if not objects else f"{len(objects)} JSON objects (need exactly 1)")
         obj = objects[0]
