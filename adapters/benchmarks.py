@@ -9,13 +9,20 @@ Manifest fields (see any `tasks/*/benchmark.json`):
 
 - `name`, `title`, `paper`: identity; `name` is the folder name and the prefix of every task name.
 - `data`: `hub_id`, `split`, `revision` (pinned commit, "" until pinned), `config`, `snapshot` (the Hub repository
-  keeps media next to the table: download the whole snapshot and read it like a local copy), `expected_rows`.
+  keeps media next to the table: download the whole snapshot and read it like a local copy), `expected_rows`,
+  `schema_assumed` (true while the release's column layout could not be read and the reader follows the paper).
 - `mcq`: multiple choice (permutation variants, constant-letter baselines); `n_options`: options per question.
 - `headline`: the metric lmms-eval reports as the benchmark score (`metric`), its `scale` ("percent" or "unit",
   i.e. 0-1), and for MCQ benchmarks the per-sample record field it counts (`correct_field`).
 - `breakdowns`: record fields the report breaks the score down by (domain first).
 - `required_kwargs`: the keys every `lmms_eval_specific_kwargs` entry must restate (lmms-eval replaces, not merges).
 - `demo`: the tasks `make demo` runs with the constant-answer model (`dummy`) and with the tiny VLM (`tiny_vlm`).
+- `judge` (optional): present when metrics are scored by an LLM judge; `paper_judge` names the judge of the paper's
+  headline table (the report compares a run without a judge name against it).
+- `profile` (optional): metrics the multi-model report shows side by side per model, as a table and a chart (for
+  benchmarks whose score is a profile of metrics rather than one accuracy).
+- `example_replies` (optional, non-MCQ benchmarks): dotted path of a function `doc -> list[str]` giving model
+  replies that exercise the scorer (used for the golden test of an exported task folder); MCQ benchmarks need none.
 
 Reading is lazy (first use) and cached per task folder; nothing happens at import.
 """
@@ -58,6 +65,15 @@ class Benchmark:
     required_kwargs: frozenset[str]
     demo_tasks: tuple[str, ...]
     tiny_vlm_tasks: tuple[str, ...]
+    schema_assumed: bool = False
+    paper_judge: str | None = None
+    profile: tuple[str, ...] = ()
+    example_replies: str | None = None
+
+    @property
+    def judged(self) -> bool:
+        """Whether some metrics of this benchmark are scored by an LLM judge."""
+        return self.paper_judge is not None
 
     @property
     def manifest_path(self) -> Path:
@@ -109,6 +125,12 @@ def read_manifest(path: Path) -> Benchmark:
         raise ManifestError(f"{path}: an MCQ benchmark needs headline.correct_field")
     demo = _get(data, "demo", dict, path)
     expected = source_data.get("expected_rows")
+    judge = data.get("judge")
+    if judge is not None and not isinstance(judge, dict):
+        raise ManifestError(f"{path}: key 'judge' must be an object like {{\"paper_judge\": \"GPT-4o\"}}")
+    example_replies = data.get("example_replies")
+    if example_replies is not None and not isinstance(example_replies, str):
+        raise ManifestError(f"{path}: key 'example_replies' must be a dotted function path")
     return Benchmark(
         name=name,
         title=_get(data, "title", str, path),
@@ -132,6 +154,10 @@ def read_manifest(path: Path) -> Benchmark:
         required_kwargs=frozenset(_strings(data, "required_kwargs", path)),
         demo_tasks=_strings(demo, "dummy", path),
         tiny_vlm_tasks=_strings(demo, "tiny_vlm", path),
+        schema_assumed=bool(source_data.get("schema_assumed", False)),
+        paper_judge=None if judge is None else _get(judge, "paper_judge", str, path),
+        profile=_strings(data, "profile", path) if "profile" in data else (),
+        example_replies=example_replies,
     )
 
 

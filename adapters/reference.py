@@ -1,4 +1,4 @@
-"""Published reference numbers of the three papers, as typed rows (shared by RoboVista, AgentVQA and Agent-X).
+"""Published reference numbers of the benchmarks, as typed rows (every benchmark folder with a reference.csv).
 
 This module owns the reading and validation of ``tasks/<benchmark>/reference.csv`` (installed as
 ``lmms_agentic/tasks/<benchmark>/reference.csv``): one row per published number, with the columns
@@ -35,7 +35,6 @@ from importlib.resources import files
 from typing import Literal
 
 __all__ = [
-    "BENCHMARKS",
     "COLUMNS",
     "SCALES",
     "ReferenceFileError",
@@ -45,6 +44,7 @@ __all__ = [
     "parse_reference",
     "printed_as",
     "reference_path",
+    "referenced_benchmarks",
     "round_half_even",
     "rows_for",
     "single",
@@ -52,8 +52,6 @@ __all__ = [
 
 Scale = Literal["percent", "unit", "count"]
 
-BENCHMARKS: tuple[str, ...] = ("agentvqa", "agentx", "robovista")
-"""Benchmarks that ship a ``reference.csv``."""
 COLUMNS: tuple[str, ...] = ("model", "model_id", "protocol", "variant", "judge", "metric", "value", "scale", "n",
                             "source", "notes")
 """The header every reference file carries, in this order."""
@@ -118,6 +116,13 @@ class ReferenceRow:
         return self.value / 100.0 if self.scale == "percent" else self.value
 
 
+def referenced_benchmarks() -> tuple[str, ...]:
+    """The registered benchmarks (``tasks/*/benchmark.json``) whose folder ships a ``reference.csv``, sorted."""
+    from lmms_agentic.adapters.benchmarks import all_benchmarks
+
+    return tuple(name for name, b in all_benchmarks().items() if (b.folder / "reference.csv").is_file())
+
+
 def reference_path(benchmark: str) -> str:
     """Display path of a benchmark's file (used in error messages)."""
     return f"tasks/{benchmark}/reference.csv"
@@ -125,8 +130,10 @@ def reference_path(benchmark: str) -> str:
 
 def load_reference(benchmark: str) -> list[ReferenceRow]:
     """Every row of ``tasks/<benchmark>/reference.csv``, validated (``ReferenceFileError`` on a malformed row)."""
-    if benchmark not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {benchmark!r}; expected one of {', '.join(BENCHMARKS)}")
+    known = referenced_benchmarks()
+    if benchmark not in known:
+        raise ValueError(f"no reference numbers for benchmark {benchmark!r}; benchmarks with a reference.csv: "
+                         f"{', '.join(known)}")
     resource = files("lmms_agentic.tasks") / benchmark / "reference.csv"
     try:
         text = resource.read_text(encoding="utf-8")

@@ -2,7 +2,7 @@
 
 ``grouped_bars`` draws one bar per model side by side at each x position with its 95% interval and the paper's
 number for that model as a black diamond on its bar. The report uses it for each benchmark's domains (x = "all"
-and the domains) and for the Agent-X metric profile (x = the ten published metrics).
+and the domains) and for a benchmark's metric profile (x = the metrics its manifest lists under `profile`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@
   bootstrap intervals (``ranking``); the option-permutation robustness of every permuted variant; the Agent-X
   metric profile with the paper's values for the run's judge;
 - ``scores.csv`` (one row per model, benchmark and domain or metric) and ``correlations.csv``;
-- ``<benchmark>_domains.png`` and ``agentx_profile.png`` (``figures``).
+- ``<benchmark>_domains.png`` and ``<benchmark>_profile.png`` for benchmarks that declare a metric profile
+  (``figures``).
 
 A model's benchmark data come from the task that runs the benchmark's default protocol for its preset
 (``presets.task_for``), e.g. ``robovista`` for RoboVista's Table I, and from its logged samples. The paper's
@@ -32,8 +33,6 @@ from lmms_agentic.report.published import run_judge
 from lmms_agentic.report.runs import Run, item_scores, load_run, measure
 from lmms_agentic.report.single import EXCLUDED_FROM_BREAKDOWNS, collect, permutation_row
 
-AGENTX_METRICS = ("ground_s", "tool_p", "tool_acc", "fact_acc", "context_s", "fact_p", "sem_acc", "goal_acc",
-                  "goal_imggen", "toolset_acc")
 Z95 = 1.959963984540054
 
 
@@ -222,35 +221,42 @@ class _Report:
         self.lines += ["| model | variant | questions | orig acc | perm mean ± std | circular acc | consistency "
                        "| flip rate |", "|---|---|---:|---:|---:|---:|---:|---:|", *rows, ""]
 
-    def agentx_section(self) -> None:
+    def profile_section(self, benchmark: str) -> None:
+        """The metrics a benchmark declares as its `profile` (manifest), side by side per model, with a chart."""
+        declared = benchmarks.get(benchmark)
+        metrics = declared.profile
         series, lines = [], []
         for label, run in zip(self.labels, self.runs, strict=True):
-            task = _primary_task(run, "agentx")
+            task = _primary_task(run, benchmark)
             if task is None:
                 continue
-            judge = run_judge(run)
-            paper, source = _paper(run, "agentx", judge or "GPT-4o")
+            judge = run_judge(run) if declared.judged else None
+            paper, source = _paper(run, benchmark, judge or declared.paper_judge)
             cells, texts = {}, []
-            for metric in AGENTX_METRICS:
+            for metric in metrics:
                 m = measure(run, task, metric)
                 value = m.value if m is not None else math.nan
                 half = Z95 * m.se if m is not None and m.se is not None else math.nan
                 cells[metric] = (value, value - half, value + half)
-                self._row(label, run, "agentx", task, f"metric:{metric}", m.n if m else 0, value, value - half,
+                self._row(label, run, benchmark, task, f"metric:{metric}", m.n if m else 0, value, value - half,
                           value + half, paper.get(metric), source)
                 texts.append(("n/a" if math.isnan(value) else f"{value:.2f}")
                              + (f" ({paper[metric]:.2f})" if metric in paper else ""))
-            lines.append(f"| {label} | {judge or 'none'} | " + " | ".join(texts) + " |")
-            series.append(figures.Series(label, cells, {k: v for k, v in paper.items() if k in AGENTX_METRICS}))
+            judge_cell = f" {judge or 'none'} |" if declared.judged else ""
+            lines.append(f"| {label} |{judge_cell} " + " | ".join(texts) + " |")
+            series.append(figures.Series(label, cells, {k: v for k, v in paper.items() if k in metrics}))
         if not lines:
             return
-        self.lines += ["## Agent-X metric profile (0-1; paper values in parentheses, for the run's judge or GPT-4o)",
-                       "", "| model | judge | " + " | ".join(AGENTX_METRICS) + " |",
-                       "|---|---|" + "---:|" * len(AGENTX_METRICS), *lines, ""]
-        chart = figures.grouped_bars(list(AGENTX_METRICS), series, self.output / "agentx_profile.png",
-                                     "Agent-X metric profile (◆ paper)", "score (0-1)", (0.0, 1.0))
+        scale = "0-1" if declared.scale == "unit" else "%"
+        judged = f", for the run's judge or {declared.paper_judge}" if declared.judged else ""
+        self.lines += [f"## {declared.title} metric profile ({scale}; paper values in parentheses{judged})", "",
+                       "| model |" + (" judge |" if declared.judged else "") + " " + " | ".join(metrics) + " |",
+                       "|---|" + ("---|" if declared.judged else "") + "---:|" * len(metrics), *lines, ""]
+        limits = (0.0, 1.0) if declared.scale == "unit" else (0.0, 100.0)
+        chart = figures.grouped_bars(list(metrics), series, self.output / f"{benchmark}_profile.png",
+                                     f"{declared.title} metric profile (◆ paper)", f"score ({scale})", limits)
         self.charts.append(chart)
-        self.lines += [f"![Agent-X profile]({chart.name})", ""]
+        self.lines += [f"![{declared.title} profile]({chart.name})", ""]
 
 
 def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_boot: int = ranking.N_BOOT
@@ -280,7 +286,9 @@ def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_bo
         report.item_table(benchmark)
     report.ranking_section()
     report.permutation_section()
-    report.agentx_section()
+    for benchmark in report.benchmarks():
+        if benchmarks.get(benchmark).profile:
+            report.profile_section(benchmark)
     text = "\n".join(report.lines) + "\n"
     target = output / "report.md"
     target.write_text(text, encoding="utf-8")

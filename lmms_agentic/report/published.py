@@ -108,7 +108,7 @@ def compare(run: Run, preset: Any, benchmark: str, protocols: Iterable[str] | No
     _, table = presets.protocols(benchmark)
     wanted = set(protocols) if protocols is not None else set(table)
     scale = benchmarks.get(benchmark).scale
-    judge = run_judge(run) if benchmark == "agentx" else None
+    judge = run_judge(run) if benchmarks.get(benchmark).judged else None
     found = []
     for row in load_reference(benchmark):
         if row.model not in names or row.protocol not in wanted or row.protocol not in table:

@@ -238,3 +238,14 @@ def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any
     sample = record(doc, results)
     first, *others = metrics.metric_names(bool(doc["is_generative"]))
     return {first: sample, **{name: metrics.VIEWS[name](sample) for name in others}}
+
+
+def example_replies(doc: Mapping[str, Any]) -> list[str]:
+    """Replies that exercise the scorer on ``doc`` (the golden test of an exported task folder): the ground-truth
+    trace as a fenced JSON reply, an empty reply and free text with no trace."""
+    steps = json.loads(doc.get("gt_steps_json") or "[]")
+    trace = {"query": doc.get("query", ""), "reasoning_steps": [
+        {"step": s.get("step"), "task": s.get("task"), "tool_used": s.get("tool"), "tool_output": s.get("output"),
+         "thought": s.get("thought")} for s in steps if isinstance(s, dict)],
+        "final_answer": json.loads(doc.get("gt_final_answer_json") or "{}")}
+    return ["```json\n" + json.dumps(trace) + "\n```", "", "I think it is a cat."]

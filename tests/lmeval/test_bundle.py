@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from lmms_agentic.lmeval.export import bundle
-from lmms_agentic.lmeval.export.patches import patches
+from lmms_agentic.lmeval.export.patches import InlinedFile, patches
 
 
 def _run(code: str) -> dict[str, Any]:
@@ -64,7 +64,9 @@ def test_comments_and_multiline_strings_are_kept_verbatim() -> None:
     text = protocol.TOOLMETA_PATH.read_text(encoding="utf-8")
     manifest = json.loads((protocol.TOOLMETA_PATH.parent / "benchmark.json").read_text())
     built = bundle.build(["lmms_agentic.tasks.agentx.protocol", "lmms_agentic.adapters.benchmarks"],
-                         patches("agentx", manifest, text, lmeval=False))
+                         patches("agentx", manifest,
+                                 {protocol.__name__: [InlinedFile("_toolmeta_text", "toolmeta.json", text)]},
+                                 lmeval=False))
     namespace = _run(built.code)
     inlined = namespace["_tasks_agentx_protocol"]
     assert inlined.INSTRUCTION_TEMPLATE == protocol.INSTRUCTION_TEMPLATE

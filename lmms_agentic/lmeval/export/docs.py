@@ -59,7 +59,7 @@ def _intro(benchmark: Benchmark) -> str:
 
 def published(benchmark: Benchmark) -> str:
     """The headline metric's published rows as a markdown table (empty when the benchmark has none)."""
-    if benchmark.name not in reference.BENCHMARKS:
+    if benchmark.name not in reference.referenced_benchmarks():
         return ""
     rows = [r for r in reference.load_reference(benchmark.name) if r.metric == benchmark.headline_metric]
     if not rows:
@@ -172,8 +172,8 @@ def pr_notes(out_dir: Path, harness: str) -> str:
     blocks = []
     for name in exported:
         benchmark = benchmarks.get(name)
-        schema = "; the release schema is still an assumption, see the README" if name == "agentvqa" else ""
-        judge = ", with a judge endpoint for the judged metrics" if name == "agentx" else ""
+        schema = "; the release schema is still an assumption, see the README" if benchmark.schema_assumed else ""
+        judge = ", with a judge endpoint for the judged metrics" if benchmark.judged else ""
         blocks.append(f"""## {benchmark.title} (`{name}`)
 
 Files: `{TASK_DIRS[harness]}/{name}/` and `{TEST_DIRS[harness]}/test_{name}.py`, at the same paths in the

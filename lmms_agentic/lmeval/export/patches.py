@@ -10,15 +10,16 @@ by the task YAML (`dataset_path`), and the manifest and the catalogue travel ins
   `data.json` + files) come from the Hub snapshot (`huggingface_hub.snapshot_download`, which reads the Hugging
   Face cache when `HF_HUB_OFFLINE=1`), as in the plugin.
 - `adapters.benchmarks`: the benchmark's `benchmark.json`, inlined; `get` parses it with the plugin's own reader.
-- `tasks.agentx.protocol`: `toolmeta.json`, inlined verbatim.
+- any inlined module that declares `EXPORT_INLINED_FILES = {function: file next to the module}`: the function
+  returns the file's text, inlined verbatim (e.g. a benchmark's tool catalogue).
 - `lmeval.adapter` (lm-eval exports): document field names without the lmms-agentic prefix.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
 
 DATA = '''
 # ---- exported task folder: the data comes from the harness (the task YAML's dataset_path) ----
@@ -75,14 +76,13 @@ def all_benchmarks(root=None):
     return {{_MANIFEST["name"]: get(_MANIFEST["name"])}}
 '''
 
-TOOLMETA = '''
-# ---- exported task folder: the released tool catalogue (toolmeta.json), verbatim ----
-_TOOLMETA_TEXT = {text}
+INLINED_FILE = '''
+# ---- exported task folder: {file} (next to this module in lmms-agentic), verbatim ----
+_INLINED_{function} = {text}
 
 
-@cache
-def _toolmeta_text():
-    return _TOOLMETA_TEXT
+def {function}():
+    return _INLINED_{function}
 '''
 
 ADAPTER = '''
@@ -104,15 +104,28 @@ def _text_literal(text: str) -> str:
     return repr(text)
 
 
-def patches(benchmark: str, manifest: Mapping[str, Any], toolmeta_text: str | None,
+class InlinedFile(NamedTuple):
+    """A data file a module reads from its folder: ``function`` (no arguments) returns ``text``, the file's text."""
+
+    function: str
+    file: str
+    text: str
+
+
+def inlined_files(files: Sequence[InlinedFile]) -> str:
+    """A patch that makes each file's function return the file's text."""
+    return "".join(INLINED_FILE.format(file=f.file, function=f.function, text=_text_literal(f.text)) for f in files)
+
+
+def patches(benchmark: str, manifest: Mapping[str, Any], inlined: Mapping[str, Sequence[InlinedFile]],
             lmeval: bool) -> dict[str, str]:
-    """The patches of one export, by module name."""
+    """The patches of one export, by module name; ``inlined``: module name -> the files it reads."""
     found = {
         "lmms_agentic.adapters.data": DATA,
         "lmms_agentic.adapters.benchmarks": MANIFEST.format(manifest=_literal(json.loads(json.dumps(manifest)))),
     }
-    if toolmeta_text is not None:
-        found["lmms_agentic.tasks.agentx.protocol"] = TOOLMETA.format(text=_text_literal(toolmeta_text))
+    for module, files in inlined.items():
+        found[module] = found.get(module, "") + inlined_files(files)
     if lmeval:
         found["lmms_agentic.lmeval.adapter"] = ADAPTER
     return found

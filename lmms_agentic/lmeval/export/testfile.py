@@ -21,21 +21,35 @@ from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.lmeval.export.layout import ExportedTask
 from lmms_agentic.lmeval.hooks import placeholder, resolve
 
-MEDIA_COLUMNS = ("images", "icl_images")
 NO_JUDGE = ("LMMS_AGENTIC_JUDGE_BASE_URL", "LMMS_AGENTIC_JUDGE_MODEL", "LMMS_AGENTIC_JUDGE_PRESET",
-            "LMMS_AGENTIC_MCQ_JUDGE", "LMMS_AGENTIC_DATA_ROBOVISTA", "LMMS_AGENTIC_DATA_AGENTVQA",
-            "LMMS_AGENTIC_DATA_AGENTX")
+            "LMMS_AGENTIC_MCQ_JUDGE")
+
+
+def _unset(benchmark: Benchmark) -> tuple[str, ...]:
+    """Settings that would change the golden values: the judge, and the benchmark's own data location."""
+    return (*NO_JUDGE, f"LMMS_AGENTIC_DATA_{benchmark.name.upper()}")
+
+
+def _media_columns(docs: Any) -> list[str]:
+    """Columns holding decoded images (lists of image cells): left out of the golden document."""
+    found = []
+    for name, feature in docs.features.items():
+        inner = getattr(feature, "feature", None)
+        if type(inner).__name__ == "Image" or type(feature).__name__ == "Image":
+            found.append(name)
+    return found
 
 
 @contextlib.contextmanager
-def _plugin_environment() -> Iterator[None]:
+def _plugin_environment(benchmark: Benchmark) -> Iterator[None]:
     """The plugin on its mini split, with no judge configured (restored afterwards)."""
-    saved = {key: os.environ.get(key) for key in (*NO_JUDGE, "LMMS_AGENTIC_DATA", "LMMS_AGENTIC_JUDGE_CACHE")}
+    unset = _unset(benchmark)
+    saved = {key: os.environ.get(key) for key in (*unset, "LMMS_AGENTIC_DATA", "LMMS_AGENTIC_JUDGE_CACHE")}
     quiet = logging.getLogger("lmms_agentic")
     level = quiet.level
     quiet.setLevel(logging.ERROR)  # "no judge configured" is the point here, not news
     try:
-        for key in NO_JUDGE:
+        for key in unset:
             os.environ.pop(key, None)
         os.environ["LMMS_AGENTIC_DATA"] = "mini"
         os.environ["LMMS_AGENTIC_JUDGE_CACHE"] = "off"
@@ -53,18 +67,19 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-def _replies(doc: Mapping[str, Any]) -> list[str]:
-    if "answer" in doc and "options" in doc:  # multiple choice
+def _replies(doc: Mapping[str, Any], benchmark: Benchmark) -> list[str]:
+    """Replies that exercise the scorer: for multiple choice the gold letter, a wrong one, no answer and a
+    think-then-answer reply; otherwise the benchmark's own `example_replies` (manifest)."""
+    if benchmark.mcq:
         letters = [chr(ord("A") + i) for i, text in enumerate(doc["options"]) if text]
         wrong = next(letter for letter in letters if letter != doc["answer"])
         return [doc["answer"], f"A red cup is on the left. The answer is {wrong}.", "A robot arm holds it.",
                 f"<think>Option {wrong} looks close.</think> Answer: {doc['answer']}\nConfidence: 70%"]
-    steps = json.loads(doc.get("gt_steps_json") or "[]")
-    trace = {"query": doc.get("query", ""), "reasoning_steps": [
-        {"step": s.get("step"), "task": s.get("task"), "tool_used": s.get("tool"), "tool_output": s.get("output"),
-         "thought": s.get("thought")} for s in steps if isinstance(s, dict)],
-        "final_answer": json.loads(doc.get("gt_final_answer_json") or "{}")}
-    return ["```json\n" + json.dumps(trace) + "\n```", "", "I think it is a cat."]
+    if benchmark.example_replies is None:
+        raise ValueError(f"{benchmark.manifest_path}: a benchmark that is not multiple choice needs "
+                         "'example_replies' (a function doc -> list of replies) for the exported golden test")
+    replies: list[str] = resolve(benchmark.example_replies)(doc)
+    return replies
 
 
 def _as_lmeval(values: Mapping[str, Any], metric_names: Sequence[str]) -> dict[str, Any]:
@@ -75,17 +90,22 @@ def _as_lmeval(values: Mapping[str, Any], metric_names: Sequence[str]) -> dict[s
 def golden(tasks: Sequence[ExportedTask], lmeval: bool) -> dict[str, Any]:
     """One document of an exported task (the first with a document that needs no video), replies, and the
     plugin's process_results for each (as the harness receives it)."""
-    with _plugin_environment():
-        for task in (t for t in tasks if not t.source.is_group):
+    leaves = [t for t in tasks if not t.source.is_group]
+    if not leaves:
+        raise ValueError("no exported task to build the golden test from")
+    benchmark = leaves[0].source.benchmark
+    with _plugin_environment(benchmark):
+        for task in leaves:
             source = task.source
-            root = source.benchmark.folder.parent
+            root = benchmark.folder.parent
             docs = resolve(source.hook("process_docs"))(placeholder(source.placeholder(root)))
-            text = docs.remove_columns([c for c in MEDIA_COLUMNS if c in docs.column_names])
+            media = _media_columns(docs)
+            text = docs.remove_columns(media)
             row = next((dict(r) for r in text if not r.get("video") and r.get("media_type") != "video"), None)
             if row is None:
                 continue
-            row.update({column: [] for column in MEDIA_COLUMNS if column in docs.column_names})
-            replies = _replies(row)
+            row.update({column: [] for column in media})
+            replies = _replies(row, benchmark)
             scorer = resolve(source.hook("process_results"))
             outputs = [scorer(row, [reply]) for reply in replies]
             if lmeval:
