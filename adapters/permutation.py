@@ -94,12 +94,16 @@ def apply(row: dict[str, Any], perm: Permutation) -> dict[str, Any]:
 
 
 def expand(docs: datasets.Dataset, mode: str, seed: int = DEFAULT_SEED) -> datasets.Dataset:
-    """Every row of canonical `docs` under every permutation of `mode` (block j = permutation j of each row)."""
+    """Every row of canonical `docs` under every permutation of `mode`, question by question: a question's rows
+    (its order 0, 1, ...) are adjacent, so that the decode-once media caches, which hold a few questions, serve the
+    other orders from the first one's decode whatever the cache size (lmms-eval runs simple models in document
+    order; `--limit N` then runs whole questions)."""
     base = docs.flatten_indices() if docs._indices is not None else docs
     rows = base.select_columns(list(CHANGED)).to_list()
     plans = [[full_permutation(r["options"], p)
               for p in slot_permutations(sum(bool(o) for o in r["options"]), mode, r["id"], seed)] for r in rows]
     blocks = []
+    positions: list[tuple[int, int, int]] = []  # (question, order, row in the concatenated blocks)
     for j in range(max(len(plan) for plan in plans)):
         # a question with fewer orders than j + 1 (e.g. 2 options under perm5) has no row in block j
         picked = [plan[min(j, len(plan) - 1)] for plan in plans]
@@ -117,8 +121,9 @@ def expand(docs: datasets.Dataset, mode: str, seed: int = DEFAULT_SEED) -> datas
         for name, values in columns.items():
             block = block.add_column(name, values)
         members = [i for i, plan in enumerate(plans) if len(plan) > j]
+        positions += [(question, j, len(positions) + k) for k, question in enumerate(members)]
         blocks.append(block if len(members) == len(rows) else block.select(members))
-    return datasets.concatenate_datasets(blocks)
+    return datasets.concatenate_datasets(blocks).select([row for _, _, row in sorted(positions)]).flatten_indices()
 
 
 def permutable(process_docs: Callable[[datasets.Dataset], datasets.Dataset]

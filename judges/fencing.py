@@ -19,6 +19,7 @@ cannot hand the model's own "Score: 5" to the parser.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 
@@ -32,10 +33,9 @@ DATA_NOTICE = (
 )
 _LT_RUN = re.compile(r"<(?=<<)")
 _GT_RUN = re.compile(r">(?=>>)")
-_BLOCK = re.compile(
-    r"<<<DATA (?P<name>[A-Za-z0-9_]+) (?P<nonce>[0-9a-f]{16}) BEGIN>>>.*?<<<DATA (?P=name) (?P=nonce) END>>>",
-    re.DOTALL,
-)
+_BEGIN = re.compile(r"<<<DATA ([A-Za-z0-9_]+) ([0-9a-f]{16}) BEGIN>>>")
+_END = re.compile(r"<<<DATA ([A-Za-z0-9_]+) ([0-9a-f]{16}) END>>>")
+_END_LENGTH = len("<<<DATA  0123456789abcdef END>>>")  # without the name
 
 
 def neutralise(text: str) -> str:
@@ -53,5 +53,23 @@ def fence(name: str, content: str) -> str:
 
 
 def strip_data_blocks(reply: str) -> str:
-    """Remove complete fenced data blocks that a judge echoed back in its reply."""
-    return _BLOCK.sub(" ", reply)
+    """Remove complete fenced data blocks that a judge echoed back in its reply: each BEGIN line and the first END
+    line after it with the same name and nonce, and what lies between, become " ", blocks taken left to right (as
+    the former ``BEGIN.*?END`` substitution did; its lazy match rescanned the rest of the reply for every BEGIN
+    without its END: 172 KB of them took 4.6 s; here END lines are indexed once, 1 MB takes a few ms)."""
+    if "<<<DATA " not in reply:
+        return reply
+    ends: dict[tuple[str, str], list[int]] = {}
+    for m in _END.finditer(reply):  # END lines cannot overlap, so every one is found
+        ends.setdefault((m.group(1), m.group(2)), []).append(m.end())
+    pieces: list[str] = []
+    done = 0
+    for m in _BEGIN.finditer(reply):
+        positions = ends.get((m.group(1), m.group(2)))
+        if m.start() < done or not positions:
+            continue
+        i = bisect.bisect_left(positions, m.end() + _END_LENGTH + len(m.group(1)))  # the END must start after it
+        if i < len(positions):
+            pieces += [reply[done:m.start()], " "]
+            done = positions[i]
+    return "".join([*pieces, reply[done:]]) if pieces else reply

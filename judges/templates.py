@@ -75,7 +75,15 @@ class PromptTemplate:
 
     @property
     def digest(self) -> str:
-        """SHA-256 over everything that defines the template (text, trust, parser spec, JSON mode)."""
+        """SHA-256 over everything that defines the template (text, trust, parser spec, JSON mode); computed once
+        per template (every request's cache key and every cache lookup read it)."""
+        cached: str | None = self.__dict__.get("_digest")
+        if cached is None:
+            cached = self._compute_digest()
+            object.__setattr__(self, "_digest", cached)  # (frozen dataclass: a private memo, not a field)
+        return cached
+
+    def _compute_digest(self) -> str:
         payload = {
             "id": self.id, "version": self.version, "system": self.system, "user": self.user,
             "trusted": sorted(self.trusted), "parser": self.parser.spec, "json_mode": self.json_mode,

@@ -12,10 +12,9 @@ metric, the record field it counts (`correct_field`), the scale and the breakdow
 
 from __future__ import annotations
 
-import functools
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -144,10 +143,11 @@ def _score(results: Mapping[str, Any], variant: Variant) -> str:
     return _fmt(float(row[key])) if isinstance(row.get(key), int | float) else "-"
 
 
-def _ci(items: list[dict[str, Any]], statistic: Callable[[Sequence[Mapping[str, Any]]], float]) -> str:
-    """`[low, high]` 95% bootstrap interval, resampling questions (all permutations of one question together)."""
+def _ci(items: list[dict[str, Any]], key: str) -> str:
+    """`[low, high]` 95% bootstrap interval of the share of true ``key`` (percent), resampling questions (all
+    permutations of one question together)."""
     cluster = "group_id" if all("group_id" in item for item in items) else None
-    low, high = stats.bootstrap_ci(items, statistic, cluster, n_boot=1000)
+    low, high = stats.bootstrap_share_ci(items, key, cluster, n_boot=1000)
     return f"[{_fmt(low)}, {_fmt(high)}]"
 
 
@@ -164,7 +164,12 @@ def _permutation_line(v: Variant) -> str:
     excess = {k: predicted[k] - gold[k] for k in gold if predicted[k] == predicted[k]}
     top = max(excess, key=lambda k: excess[k]) if excess else "-"
     flagged = f"{top} ({excess[top]:+.1f} pts)" if excess else "-"
-    circular_ci = _ci(v.items, lambda rows: permutation_row(rows)["circular_acc"])
+    # one row per question ("right under every order"): a question drawn twice by the bootstrap counts twice (a
+    # resample of the pooled rows merged its copies into one question, and recomputed every metric 1,000 times)
+    per_question: dict[Any, bool] = {}
+    for item in v.items:
+        per_question[item["group_id"]] = per_question.get(item["group_id"], True) and bool(item["correct"])
+    circular_ci = _ci([{"circular": ok} for ok in per_question.values()], "circular")
     return (f"| {v.name} | {len({i['group_id'] for i in v.items})} | {_fmt(row['orig_acc'])} | "
             f"{_fmt(row['perm_mean_acc'])} ± {_fmt(row['perm_std_acc'])} | "
             f"{_fmt(row['circular_acc'])} {circular_ci} | {_fmt(row['consistency'])} | {_fmt(row['flip_rate'])} | "
@@ -233,7 +238,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         field = v.correct_field
         lines.append(f"| {v.name} | {len(v.items)} | {_score(results, v)} | "
                      f"{_fmt(stats.accuracy(v.items, field))} "
-                     f"{_ci(v.items, functools.partial(stats.accuracy, key=field))} | "
+                     f"{_ci(v.items, field)} | "
                      f"{strict} | {_fmt(no_answer)} | {_calibration(v)} | {gold} | {pred} |")
     lines += _other_tasks(results, {v.name for v in variants})
     permuted = [v for v in variants if v.permuted]

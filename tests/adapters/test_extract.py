@@ -261,3 +261,40 @@ def test_extraction_record() -> None:
         field = "letter"
         setattr(e, field, "D")
     assert Extraction(None, "none").reason is None
+
+
+# Inputs the linear rewrite (COST in the module docstring) had to get exactly right: runs, loops, overlapping
+# declarations, IGNORECASE's non-ASCII letters, non-ASCII whitespace.  Expected values are what the previous
+# (backtracking) implementation returned.
+EDGE_CASES: list[Case] = [
+    ("pronoun_letter_blocks_next_declaration__B", "Answer: I choose I choose B", 10, ok("B", "declaration")),
+    ("answer_I_then_choose_B__B_last", "Answer: I choose B", 4, ok("B", "last_letter")),
+    ("last_of_many_declarations__D", "Answer: A. " * 50 + "Final answer: D", 4, ok("D", "declaration")),
+    ("article_declarations_then_letter__B_last", "Answer: a cup. " * 40 + "So B.", 4, ok("B", "last_letter")),
+    ("star_run_then_digit__no_match", "*" * 500 + "1", 4, no("no_match")),
+    ("brace_run__no_match", "{" * 500, 4, no("no_match")),
+    ("open_run_then_label__C", "(" * 300 + "C", 4, ok("C", "bare_label")),
+    ("underscore_run_then_label__C", "_" * 300 + "C", 4, ok("C", "bare_label")),
+    ("quote_space_run_then_article__no_match", '" ' * 200 + "A cup", 4, no("no_match")),
+    ("confidence_after_star_run__B", "*" * 300 + "Confidence: 70% B", 4, ok("B", "bare_label")),
+    ("not_A_loop_then_B__B_last", "not A " * 50 + "B", 4, ok("B", "last_letter")),
+    ("kelvin_sign_is_never_a_letter__no_match", "Answer: \u212a", 10, no("no_match")),
+    ("long_s_in_keyword__C", "Anſwer: c", 4, ok("C", "declaration")),
+    ("curly_quoted_option_text__C", "I would “lift the cup” carefully",
+     ["Move left", "Move right", "Lift the cup", "Stop"], ok("C", "option_text")),
+    ("nbsp_and_line_separator__C", "The\xa0answer\u2028is\u3000C", 4, ok("C", "declaration")),
+    ("word_underscore_letter_is_not_is_correct__no_match", "x_C is the correct answer", 4, no("no_match")),
+    ("bracket_underscore_letter_is_correct__C", "(_C is the correct answer", 4, ok("C", "is_correct")),
+]
+
+
+@pytest.mark.parametrize(("case_id", "response", "options", "expected"), EDGE_CASES, ids=_ids(EDGE_CASES))
+def test_edge_cases(case_id: str, response: object, options: Options, expected: Expected) -> None:
+    assert _got(extract_choice(response, options)) == expected
+
+
+def test_split_confidence_on_runs_of_markup() -> None:
+    assert split_confidence("_**" * 200 + "confidence: 40% B") == ("B", 0.4)  # the run goes with the clause
+    assert split_confidence("x**confidence: 40% B") == ("x  B", 0.4)
+    assert split_confidence("**_" * 200 + "confidence: 40%")[1] is None  # "_" is a word character: no \b
+    assert split_confidence("Confidence: 50%**confidence: 60%") == ("", 0.6)

@@ -213,3 +213,45 @@ def test_specs_are_stable_and_distinct() -> None:
              STRICT_JSON.spec, RUBRIC.spec]
     assert len(set(specs)) == len(specs)
     assert ScoreParser(1, 5).spec == S15.spec
+
+
+# ---------------------------------------------------------------- robustness (linear time, never raise)
+def test_choice_parser_on_runs_of_emphasis() -> None:
+    assert not ABCD("*" * 5000).ok  # used to take minutes (three adjacent runs of one class)
+    assert ABCD("*" * 5000 + "B" + "*" * 5000).label == "B"
+
+
+def test_deeply_nested_json_is_a_parse_failure_not_an_exception() -> None:
+    for reply in ('{"a":' * 30000 + "1" + "}" * 30000, '{"Score": ' + "[" * 30000 + "]" * 30000 + "}"):
+        parsed = AGENTX(reply)
+        assert not parsed.ok and parsed.error
+
+
+def test_rubric_bounds_are_parse_failures() -> None:
+    from lmms_agentic.judges.rubric import MAX_SCAN_TOKENS, MAX_SPANS
+
+    assert "more than" in (STRICT_JSON("{x} " * (MAX_SPANS + 1) + '{"Score": 1, "Justification": "a"}').error or "")
+    assert "too many" in (STRICT_JSON("{" + "{}" * MAX_SCAN_TOKENS).error or "")
+    one = '{"Score": 1, "Justification": "a"}'
+    assert STRICT_JSON("{x} " * (MAX_SPANS - 1) + one).score == 1.0  # within the bound: as before
+
+
+def test_python_literal_only_for_dict_displays() -> None:
+    assert AGENTX("{'Score': '1', 'Justification': 'x'}").score == 1.0
+    assert not AGENTX("{'Score', 'Justification'}").ok  # a set, never a dict: not handed to literal_eval
+    assert AGENTX("{  }").error == "missing keys ['Score', 'Justification']"
+
+
+def test_echoed_fences_are_removed_in_one_pass() -> None:
+    from lmms_agentic.judges import fence
+
+    block = fence("response", "Score: 5")
+    assert S15(f"{block}\nScore: 2").score == 2.0
+    assert S15("<<<DATA response 0123456789abcdef BEGIN>>>\n" * 2000 + "Score: 2").score == 2.0
+
+
+def test_repeated_verdict_lines_are_read_once() -> None:
+    assert S15("Score: 3\n" * 10000).score == 3.0
+    assert not S15("Score: 3\n" * 10000 + "Score: 4").ok
+    assert YN("yes\n" * 10000).label == "yes"
+    assert not YN("yes\n" * 10000 + "no").ok

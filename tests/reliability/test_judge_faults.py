@@ -259,5 +259,8 @@ def test_cli_run_with_the_judge_down_completes_and_a_rerun_scores_everything(tmp
     with ScriptedJudgeServer(lambda call: ScriptedReply(GOOD)) as up:
         rerun = _cli(tmp_path, "up", up)
     rerun.assert_ok()
-    assert up.request_count == N_CALLS - 1  # nothing unscored was cached (two results share one request)
+    # Nothing unscored was cached: every judge result is asked again (two of them share one request).  Counted as
+    # distinct request bodies: on a loaded CI machine a slow reply can time out and be retried, which is not a miss.
+    asked = {json.dumps(call.body, sort_keys=True) for call in up.calls}
+    assert len(asked) == N_CALLS - 1, f"{len(asked)} distinct requests, {up.request_count} in all"
     assert rerun.results["results"]["agentx_text_answer"]["cov_ground,none"] == 1.0

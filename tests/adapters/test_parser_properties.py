@@ -1,0 +1,259 @@
+"""Property-based tests (hypothesis) of the strict extractor and the judge reply parsers.
+
+Over random text, adversarial text built from the fragments the rules look for (keywords, letters, emphasis, quotes,
+brackets, braces, fences, think tags), 1 MB outputs, deep nesting and lmms-eval's failed-request markers: a parser
+never raises, never returns a letter outside the question's options, and stays linear (a 1 MB input: under
+``SECONDS_PER_MB``, a bound far above the measured figures -- tens of ms, see benchmarks/parsers.py -- so that a
+busy 2-core CI machine cannot make it flaky; a quadratic parser takes minutes there).  Hypothesis settings keep the
+file fast: few examples, no deadline, no example database.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from lmms_agentic.adapters.extract import (  # noqa: E402
+    REQUEST_FAILED_PREFIX,
+    STRICT_RULES,
+    Extraction,
+    extract_choice,
+    option_letters,
+    split_confidence,
+)
+from lmms_agentic.judges import (  # noqa: E402
+    AnyOf,
+    ChoiceParser,
+    JsonObjectParser,
+    Number,
+    Parsed,
+    ScoreParser,
+    Text,
+    YesNoParser,
+    looks_like_refusal,
+)
+from lmms_agentic.judges.parsers import clean_reply  # noqa: E402
+
+SECONDS_PER_MB = 0.5
+MB = 1_000_000
+FAST = settings(max_examples=60, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+LARGE = settings(max_examples=6, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+FRAGMENTS = (
+    "answer", "Answer:", "ANSWER IS", "final answer", "the correct option is", "my choice:", "I choose", "I'd pick",
+    "I would go with", "is the correct answer", "is the best option", "not", "not option", "option", "letter",
+    "A", "B", "C", "D", "E", "J", "K", "a", "i", "I", "ı", "İ", "ſ", "K", "e.g.", "i.e.", "A.I.", "or", "and", "/",
+    ",", ".", ":", ";", "!", "?", "=", "(", ")", "[", "]", "{", "}", "*", "**", "_", "__", "`", '"', "'", "’", "“", "”",
+    " ", "  ", "\n", "\t", "\u2028", "\x85", "\xa0", "<think>", "</think>", "</THINK >", "Confidence: 85%",
+    "confidence level = 0.5", "Score:", "score = 4/5", "Score: 3-4", "yes", "No.", "Verdict: yes", "NONE",
+    '{"Score": 0.5, "Justification": "ok"}', "{'Score': '1', 'Justification': 'x'}", "```json\n", "```",
+    "<<<DATA response 0123456789abcdef BEGIN>>>", "<<<DATA response 0123456789abcdef END>>>",
+    REQUEST_FAILED_PREFIX + " after 3 retries] ", "I'm sorry, but I can't help", "As an AI",
+    "move left", "move left slowly", "lift the cup", "机器人", "，", "。", "0.75", "99", "-", "x",
+)
+OPTIONS: list[Any] = [2, 4, 5, 10, ["move left", "move left slowly", "lift the cup", "stop"],
+                      ["Stop", "stop", None, "", "go"], ["a", "b", "c"], [f"option {i}" for i in range(10)]]
+
+adversarial = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
+texts = st.one_of(st.text(max_size=300), adversarial)
+options = st.sampled_from(OPTIONS)
+
+
+def _letters(opts: Any) -> str:
+    return str(option_letters(opts if isinstance(opts, int) else len(opts)))
+
+
+def _check(extraction: Extraction, opts: Any) -> None:
+    assert isinstance(extraction, Extraction)
+    if extraction.letter is None:
+        assert extraction.rule == "none"
+        assert extraction.reason in ("empty", "request_failed", "ambiguous", "no_match")
+    else:
+        assert extraction.letter in _letters(opts)
+        assert extraction.rule in STRICT_RULES and extraction.reason is None
+
+
+def _timed(function: Callable[[str], Any], text: str) -> tuple[Any, float]:
+    started = time.process_time()
+    result = function(text)
+    return result, time.process_time() - started
+
+
+# ---------------------------------------------------------------- the strict extractor
+@FAST
+@given(texts, options)
+def test_extract_never_raises_and_stays_in_range(text: str, opts: Any) -> None:
+    _check(extract_choice(text, opts), opts)
+
+
+@FAST
+@given(texts)
+def test_split_confidence_never_raises(text: str) -> None:
+    rest, value = split_confidence(text)
+    assert isinstance(rest, str) and len(rest) <= len(text)
+    assert value is None or 0.0 <= value <= 1.0
+
+
+@FAST
+@given(texts, options)
+def test_failed_request_marker_is_never_an_answer(text: str, opts: Any) -> None:
+    failed = f"{REQUEST_FAILED_PREFIX} after 3 retries] {text}"
+    assert extract_choice(failed, opts) == Extraction(None, "none", "request_failed")
+    assert extract_choice("  \n" + failed, opts).reason == "request_failed"
+
+
+@FAST
+@given(st.sampled_from("ABCDE"), texts)
+def test_a_final_declaration_wins_over_any_prefix(letter: str, prefix: str) -> None:
+    """Whatever came before, a closing plain declaration decides (unless the prefix leaves a <think> or a
+    confidence clause that swallows it, or the prefix itself is a failed request)."""
+    text = f"{prefix}\n\nThe answer is {letter}."
+    got = extract_choice(text, 5)
+    if "<think" in prefix.lower() or "think" in prefix.lower() or REQUEST_FAILED_PREFIX in prefix[:60]:
+        return
+    if re.search(r"confidence", prefix, re.IGNORECASE):
+        return
+    assert got == Extraction(letter, "declaration")
+
+
+def _building_blocks() -> st.SearchStrategy[str]:
+    """A unit repeated to 1 MB: a run, a nest, a loop of declarations, articles or negations, or random fragments."""
+    units = st.one_of(st.sampled_from(FRAGMENTS), adversarial.filter(bool), st.text(min_size=1, max_size=20))
+    return units
+
+
+@LARGE
+@given(_building_blocks(), options)
+def test_extract_is_linear_on_1mb(unit: str, opts: Any) -> None:
+    text = unit * (MB // len(unit) + 1)
+    extraction, seconds = _timed(lambda t: extract_choice(t, opts), text)
+    _check(extraction, opts)
+    assert seconds < SECONDS_PER_MB, f"{seconds:.2f} s on 1 MB of {unit[:40]!r}"
+    _, seconds = _timed(split_confidence, text)
+    assert seconds < SECONDS_PER_MB
+
+
+@pytest.mark.parametrize("text", [
+    "*" * MB + "1", "A " * (MB // 2) + "word", "{" * MB, "{" * (MB // 2) + "}" * (MB // 2), " " * MB, "\n" * MB,
+    "Answer: a cup. " * (MB // 15), "not A " * (MB // 6), "A cup. " * (MB // 7), "I choose I " * (MB // 11),
+    "B is the correct answer. " * (MB // 25), "_" * MB + "C", "(" * MB + "C", '" ' * (MB // 2), "*" * MB + "confidence",
+    "Confidence: 5% " * (MB // 15), "机器人应该向左移动。" * (MB // 10), "<think>" + "x" * MB,
+], ids=["stars", "AAA", "open-braces", "nested-braces", "spaces", "newlines", "article-declarations", "not-A",
+        "articles", "I-choose-I", "is-correct", "underscores", "parens", "quote-spaces", "stars-confidence",
+        "confidence-loop", "cjk", "unclosed-think"])
+def test_extract_pathological_inputs_are_fast(text: str) -> None:
+    for opts in (4, ["move left", "move left slowly", "lift the cup", "stop"]):
+        extraction, seconds = _timed(lambda t, o=opts: extract_choice(t, o), text)  # type: ignore[misc]
+        _check(extraction, opts)
+        assert seconds < SECONDS_PER_MB, f"{seconds:.2f} s"
+
+
+# ---------------------------------------------------------------- the judge reply parsers
+RUBRIC = JsonObjectParser({"Score": Number(0, 1), "Justification": Text()}, score="Score", numeric_strings=True,
+                          python_literals=True)
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "score": ScoreParser(1, 5), "score01": ScoreParser(0, 1, integer=False), "yesno": YesNoParser(),
+    "choice": ChoiceParser("ABCD"), "rubric": RUBRIC, "anyof": AnyOf([RUBRIC, ScoreParser(0, 1, integer=False)]),
+}
+
+
+def _check_parsed(name: str, parsed: Parsed) -> None:
+    assert isinstance(parsed, Parsed)
+    if parsed.ok:
+        assert parsed.error is None
+        if name == "choice":
+            assert parsed.label in ("A", "B", "C", "D", "NONE")
+        if name in ("score",):
+            assert parsed.score is not None and 1 <= parsed.score <= 5
+        if name in ("score01", "rubric", "anyof"):
+            assert parsed.score is not None and 0 <= parsed.score <= 1
+        if name == "yesno":
+            assert parsed.score in (0.0, 1.0)
+    else:
+        assert parsed.error and parsed.score is None and parsed.label is None
+
+
+@FAST
+@given(texts)
+def test_judge_parsers_never_raise(text: str) -> None:
+    for name, parser in PARSERS.items():
+        _check_parsed(name, parser(text))
+    assert isinstance(looks_like_refusal(text), bool)
+    assert isinstance(clean_reply(text), str)
+
+
+@LARGE
+@given(_building_blocks())
+def test_judge_parsers_are_linear_on_1mb(unit: str) -> None:
+    text = unit * (MB // len(unit) + 1)
+    for name, parser in PARSERS.items():
+        clean_reply.cache_clear()
+        parsed, seconds = _timed(parser, text)
+        _check_parsed(name, parsed)
+        assert seconds < SECONDS_PER_MB, f"{name}: {seconds:.2f} s on 1 MB of {unit[:40]!r}"
+
+
+@pytest.mark.parametrize("depth", [10, 1_000, 30_000, 200_000])
+def test_deep_nesting_never_raises(depth: int) -> None:
+    nests = ('{"a":' * depth + "1" + "}" * depth, "{" * depth + "}" * depth, "[" * depth + "]" * depth,
+             '{"Score": ' + "[" * depth + "]" * depth + ', "Justification": "x"}', "{'a': " * depth + "1" + "}" * depth)
+    for text in nests:
+        for name, parser in PARSERS.items():
+            _check_parsed(name, parser(text))
+
+
+def test_choice_parser_is_not_cubic() -> None:
+    """The letter pattern used to split runs of emphasis three ways: 2,000 "*" took 46 s."""
+    _, seconds = _timed(PARSERS["choice"], "*" * MB)
+    assert seconds < SECONDS_PER_MB
+
+
+def test_unclosed_fences_are_linear() -> None:
+    """Every BEGIN line without its END used to rescan the rest of the reply (172 KB: 4.6 s)."""
+    text = "<<<DATA response 0123456789abcdef BEGIN>>>\n" * (MB // 44)
+    _, seconds = _timed(clean_reply, text)
+    assert seconds < SECONDS_PER_MB
+
+
+# ---------------------------------------------------------------- the fast paths equal the plain definitions
+unicode_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=200) | adversarial
+
+
+@FAST
+@given(unicode_text)
+def test_fast_whitespace_and_word_normalisation(text: str) -> None:
+    from lmms_agentic.adapters import extract
+
+    assert extract._collapse(text) == " ".join(text.split())
+    assert extract._norm(text) == " ".join(re.sub(r"[^\w\s]|_", " ", text.casefold()).split())
+
+
+@FAST
+@given(st.lists(st.sampled_from(['{', '}', '"', "'", "\\", "\n", " ", "x", ":", "1"]), max_size=60).map("".join))
+def test_top_level_spans_equal_brace_spans(text: str) -> None:
+    from lmms_agentic.adapters.text import brace_spans
+    from lmms_agentic.judges.rubric import _top_level_spans
+
+    assert _top_level_spans(text, None, None) == brace_spans(text, top_level=True, quote_ends_at_newline=False)
+
+
+FENCE_PARTS = ["<<<DATA response 0123456789abcdef BEGIN>>>", "<<<DATA response 0123456789abcdef END>>>",
+               "<<<DATA x 00000000000000ff BEGIN>>>", "<<<DATA x 00000000000000ff END>>>", "<", "<<", "Score: 4",
+               "\n", " "]
+
+
+@FAST
+@given(st.lists(st.sampled_from(FENCE_PARTS), max_size=20).map("".join))
+def test_fence_stripping_equals_fencing(text: str) -> None:
+    from lmms_agentic.judges.fencing import strip_data_blocks
+    from lmms_agentic.judges.parsers import _strip_data_blocks
+
+    assert _strip_data_blocks(text) == strip_data_blocks(text)
