@@ -334,6 +334,8 @@ class JudgeClient:
 
     # ------------------------------------------------------------ request building
     def _prepare(self, request: JudgeRequest) -> _Prepared:
+        if not self.config.model:  # nothing can be sent or looked up (no model, no cache key): skip the rendering
+            return _Prepared(request, {}, None)
         template = request.template
         body: dict[str, Any] = {
             "model": self.config.model, "messages": template.render(request.values),

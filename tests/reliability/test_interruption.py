@@ -232,7 +232,8 @@ def test_a_run_killed_inside_a_cache_write_leaves_no_partial_entry(judge: Judge,
     keys = list(stored.keys())
     assert len(keys) == 24 and all(stored.get(k) is not None for k in keys) and stored.stats.corrupt == 0
     partial = list(cache.rglob(".tmp-*"))
-    assert len(partial) == 1 and partial[0].stat().st_size > 0  # the interrupted write, never renamed into place
+    # the interrupted write, never renamed into place (other judge threads may have had a write of their own open)
+    assert partial and any(p.stat().st_size > 0 for p in partial), partial
     answered_before = set(judge.answered)
     run, resent = _resume(judge, cache, tmp_path / "resumed", answered_before)
     # only the answer whose write was interrupted is asked for again (it was lost with the process)
