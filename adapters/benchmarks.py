@@ -202,7 +202,7 @@ def _task_index(folder: Path) -> dict[str, Path]:
     # libyaml's loader when PyYAML was built with it (~10x faster on our 100+ task files), else the pure-Python one
     base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class _Names(base):  # type: ignore[misc, valid-type]
+    class _Names(base):  # type: ignore[misc]
         pass
 
     _Names.add_constructor("!function", lambda loader, node: None)

@@ -78,6 +78,7 @@ class JudgeCache:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root).expanduser()
+        self._root = str(self.root)
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "writes": 0, "corrupt": 0}
         self._warned_old_format = False
@@ -104,35 +105,38 @@ class JudgeCache:
         """The stored entry, or None on a miss.  A damaged or inconsistent entry (see the module docstring) is
         logged, counted as ``corrupt`` and is a miss.  ``expect``: fields the entry must hold with these values
         (e.g. the template id and version of the request); a mismatch is treated like damage."""
-        path = self.path(key)
+        if not _KEY.fullmatch(key):
+            raise ValueError(f"cache keys are 64 hex digits, got {key!r}")
+        file = os.path.join(self._root, key[:2], key + ".json")  # (no pathlib: a rerun reads thousands)
         try:
-            data = path.read_bytes()
+            with open(file, "rb") as handle:
+                data = handle.read()
         except FileNotFoundError:
             self._count("misses")
             return None
         except OSError as err:
-            return self._corrupt(path, f"unreadable ({err.__class__.__name__})")
+            return self._corrupt(Path(file), f"unreadable ({err.__class__.__name__})")
         try:
             entry = json.loads(data.decode("utf-8"))
         except UnicodeDecodeError as err:
-            return self._corrupt(path, f"not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start})")
+            return self._corrupt(Path(file), f"not UTF-8 text (byte {data[err.start]:#04x} at offset {err.start})")
         except ValueError:
-            return self._corrupt(path, "not valid JSON (truncated or damaged)")
+            return self._corrupt(Path(file), "not valid JSON (truncated or damaged)")
         if not isinstance(entry, dict):
-            return self._corrupt(path, "not a JSON object")
+            return self._corrupt(Path(file), "not a JSON object")
         if entry.get("format") != CACHE_FORMAT:
-            return self._corrupt(path, f"format {entry.get('format')!r}, not {CACHE_FORMAT}", old=True)
+            return self._corrupt(Path(file), f"format {entry.get('format')!r}, not {CACHE_FORMAT}", old=True)
         if entry.get("key") != key or not isinstance(entry.get("raw_reply"), str):
-            return self._corrupt(path, "key mismatch or missing raw_reply")
+            return self._corrupt(Path(file), "key mismatch or missing raw_reply")
         try:
             intact = entry.get("checksum") == entry_checksum(entry)
         except ValueError:  # NaN/Infinity cannot be in an entry this module wrote
             intact = False
         if not intact:
-            return self._corrupt(path, "checksum mismatch (edited or damaged)")
+            return self._corrupt(Path(file), "checksum mismatch (edited or damaged)")
         for field, value in (expect or {}).items():
             if entry.get(field) != value:
-                return self._corrupt(path, f"{field} is {entry.get(field)!r}, the request's is {value!r}")
+                return self._corrupt(Path(file), f"{field} is {entry.get(field)!r}, the request's is {value!r}")
         self._count("hits")
         return entry
 

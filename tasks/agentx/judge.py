@@ -203,12 +203,14 @@ def gt_block(gt: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def field_values(code_key: str, gt: Mapping[str, Any], prediction: Mapping[str, Any], *, query_type: str,
-                 style: Style, tool_metadata: Mapping[str, Any] | None = None) -> dict[str, str]:
+                 style: Style, tool_metadata: Mapping[str, Any] | None = None,
+                 memo: dict[tuple[str, bool], str] | None = None) -> dict[str, str]:
     """The serialised field values of one metric's user template (exactly the template's fields).
 
     ``gt``: see ``gt_block``; ``tool_metadata`` defaults to ``gt["tool_metadata"]`` (the GT tools' catalogue
     entries).  ``prediction``: the parsed model output (``reasoning_steps``, ``final_answer``; a missing key becomes
-    the string ``'[]'``, a present one is used whatever its value)."""
+    the string ``'[]'``, a present one is used whatever its value).  ``memo`` (one dict per item) keeps values
+    serialised for one metric for the item's other metrics (the GT block is in most of the nine templates)."""
     compact = style == "qwen" and code_key == "faithfulness_accuray"
     steps = prediction.get("reasoning_steps", MISSING_PREDICTION)
     final = prediction.get("final_answer", MISSING_PREDICTION)
@@ -222,7 +224,15 @@ def field_values(code_key: str, gt: Mapping[str, Any], prediction: Mapping[str, 
         "query_type": lambda: str(query_type),
         "gt_query": lambda: serialise(gt["query"], style),
     }
-    return {name: available[name]() for name in template(code_key, style).fields}
+    if memo is None:
+        return {name: available[name]() for name in template(code_key, style).fields}
+    values = {}
+    for name in template(code_key, style).fields:
+        key = (name, compact)
+        if key not in memo:
+            memo[key] = available[name]()
+        values[name] = memo[key]
+    return values
 
 
 def _metric_names(metrics: Sequence[str], is_generative: bool) -> list[str]:
@@ -242,11 +252,12 @@ def requests_for_item(item_id: str, gt: Mapping[str, Any], prediction: Mapping[s
     errors, raised before any request is sent."""
     chosen = _check_style(style)
     out: dict[str, JudgeRequest] = {}
+    memo: dict[tuple[str, bool], str] = {}
     for name in _metric_names(metrics, is_generative):
         code_key = _CODE_KEY[name]
         try:
             values = field_values(code_key, gt, prediction, query_type=query_type, style=chosen,
-                                  tool_metadata=tool_metadata)
+                                  tool_metadata=tool_metadata, memo=memo)
         except KeyError as err:
             raise KeyError(f"Agent-X item {item_id}: the GT record lacks {err} (needed by {name})") from None
         out[name] = JudgeRequest(template(code_key, chosen), values, str(item_id))
