@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import struct
 import threading
@@ -281,6 +282,22 @@ def _make_strict(image: ImageFile.ImageFile, where: str, source: str) -> None:
     image.load = load  # type: ignore[method-assign]
 
 
+_CHECKED_FILES: set[tuple[str, int, int]] = set()
+"""Image files that passed `check_image_cell` (path, modification time in ns, size): `as_pil` skips the structure
+check for them (a changed file has another identity and is checked again; the decode is strict either way)."""
+_CHECKED_FILES_LIMIT = 200_000
+
+
+def _file_identity(cell: Any) -> tuple[str, int, int] | None:
+    if not isinstance(cell, (str, Path)):
+        return None
+    try:
+        stat = os.stat(cell)
+    except OSError:
+        return None
+    return os.fspath(cell), stat.st_mtime_ns, stat.st_size
+
+
 def check_image_cell(cell: Any, where: str) -> None:
     """Raise `MediaError` (naming the record, the field and "empty" / "truncated" / "corrupt" / "unreadable" /
     "does not exist") when a dataset image cell cannot give a complete image; return None otherwise.
@@ -298,6 +315,11 @@ def check_image_cell(cell: Any, where: str) -> None:
     with image:
         if image.format not in STRUCTURE_CHECKED:
             _strict_load(image, where, source)
+    identity = _file_identity(cell)
+    if identity is not None:
+        if len(_CHECKED_FILES) >= _CHECKED_FILES_LIMIT:
+            _CHECKED_FILES.clear()
+        _CHECKED_FILES.add(identity)
 
 
 def as_pil(cell: Any, *, where: str) -> Image.Image:
@@ -311,7 +333,7 @@ def as_pil(cell: Any, *, where: str) -> Image.Image:
     if isinstance(cell, Image.Image):
         return cell
     data, source = _cell_data(cell, where, missing_as_record_error=False)
-    problem = image_problem(data)
+    problem = None if _file_identity(cell) in _CHECKED_FILES else image_problem(data)  # (checked when loaded)
     if problem is not None:
         raise MediaError(where, f"{source} {problem}")
     image = _open(data, where, source)
