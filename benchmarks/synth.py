@@ -241,19 +241,11 @@ def _interleaved(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def build_agentvqa(root: Path) -> Path:
     import datasets
 
+    from lmms_agentic.tasks.agentvqa.mini import release_features
+
     out = root / "agentvqa"
     clips = _clips(root / "_clips")
-    features = datasets.Features({
-        "id": datasets.Value("string"), "domain": datasets.Value("string"),
-        "source_dataset": datasets.Value("string"), "input_type": datasets.Value("string"),
-        "output_type": datasets.Value("string"), "task_type": datasets.Value("string"),
-        "question": datasets.Value("string"), "action_history": datasets.Sequence(datasets.Value("string")),
-        "options": datasets.Sequence(datasets.Value("string")), "answer": datasets.Value("string"),
-        "images": datasets.Sequence(datasets.Image()), "video": datasets.Value("string"),
-        "option_coordinates": datasets.Sequence(datasets.Sequence(datasets.Value("int32"))),
-        "image_width": datasets.Value("int32"), "image_height": datasets.Value("int32"),
-        "coordinate_format": datasets.Value("string"),
-    })
+    features = release_features()
     rows = _interleaved(list(_agentvqa_rows(_Pool(), clips, out / "videos")))
     target = out / "data" / "test-00000-of-00001.parquet"
     target.parent.mkdir(parents=True, exist_ok=True)

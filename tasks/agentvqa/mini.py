@@ -138,11 +138,11 @@ def build_rows() -> list[dict[str, Any]]:
     ]
 
 
-def write(out_dir: Path) -> Path:
-    """Write `<out_dir>/data/test-00000-of-00001.parquet` and `<out_dir>/videos/*.mp4`; returns the parquet."""
+def release_features() -> Any:
+    """The `datasets.Features` of the release layout this mini split (and `make bench`'s synthetic set) use."""
     import datasets
 
-    features = datasets.Features({
+    return datasets.Features({
         "id": datasets.Value("string"), "domain": datasets.Value("string"),
         "source_dataset": datasets.Value("string"), "input_type": datasets.Value("string"),
         "output_type": datasets.Value("string"), "task_type": datasets.Value("string"),
@@ -153,6 +153,13 @@ def write(out_dir: Path) -> Path:
         "image_width": datasets.Value("int32"), "image_height": datasets.Value("int32"),
         "coordinate_format": datasets.Value("string"),
     })
+
+
+def write(out_dir: Path) -> Path:
+    """Write `<out_dir>/data/test-00000-of-00001.parquet` and `<out_dir>/videos/*.mp4`; returns the parquet."""
+    import datasets
+
+    features = release_features()
     write_videos(out_dir / "videos")
     target = out_dir / "data" / "test-00000-of-00001.parquet"
     target.parent.mkdir(parents=True, exist_ok=True)
