@@ -236,8 +236,10 @@ def test_a_run_killed_inside_a_cache_write_leaves_no_partial_entry(judge: Judge,
     assert partial and any(p.stat().st_size > 0 for p in partial), partial
     answered_before = set(judge.answered)
     run, resent = _resume(judge, cache, tmp_path / "resumed", answered_before)
-    # only the answer whose write was interrupted is asked for again (it was lost with the process)
-    assert len(resent) <= len(answered_before) - 24 and len(resent) >= 1
+    # only answers that were never stored are asked for again: the one whose write was interrupted, and any other
+    # answer still on its way to the cache when the process died (the client judges an item's requests concurrently)
+    lost = len(answered_before) - 24
+    assert 1 <= len(set(resent)) <= lost, f"{len(resent)} resent ({len(set(resent))} distinct), {lost} never stored"
     assert _results(run) == reference
     assert "corrupt entry" not in run.log
 
