@@ -343,7 +343,7 @@ def as_pil(cell: Any, *, where: str) -> Image.Image:
 
 # A handful of documents: decoded full-size screenshots weigh 8-25 MB each (an AitW trajectory of 6 phone
 # screenshots ~47 MB), so 64 entries held up to ~1.5 GB and made peak memory grow with the run (benchmarks/memory.py:
-# 2.45 GB at 250 AgentVQA items, 3.35 GB at 1,000; with 4 entries 1.8 and 1.9 GB).  Permutation rows of a question
+# 2.48 GB at 250 AgentVQA items, 3.34 GB at 1,000; with 4 entries 1.85 and 1.99 GB).  Permutation rows of a question
 # are adjacent (adapters/permutation.py), so a small cache still decodes each question once.
 IMAGE_CACHE_DOCUMENTS = 4
 _IMAGES: LruCache[Hashable, list[Image.Image]] = LruCache(IMAGE_CACHE_DOCUMENTS)

@@ -200,14 +200,20 @@ def user_errors() -> tuple[type[BaseException], ...]:
     return (*deterministic_errors(), RunFailed, FileNotFoundError, FileExistsError, KeyError, ValueError)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser, handlers = build_parser()
-    args = parser.parse_args(argv)
+def one_line_errors(command: str, action: Callable[[], int], errors: tuple[type[BaseException], ...]) -> int:
+    """``action()``, with ``errors`` shown as one line ``lmms-agentic <command>: error: ...`` and exit status 1
+    (the traceback with LMMS_AGENTIC_DEBUG=1).  Every command's entry point goes through here."""
     try:
-        return handlers[args.command](args)
-    except user_errors() as exc:
+        return action()
+    except errors as exc:
         if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
             raise
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"lmms-agentic {args.command}: error: {message}", file=sys.stderr)
+        print(f"lmms-agentic {command}: error: {message}", file=sys.stderr)
         return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, handlers = build_parser()
+    args = parser.parse_args(argv)
+    return one_line_errors(args.command, lambda: handlers[args.command](args), user_errors())

@@ -249,16 +249,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m lmms_agentic reproduce",
         description="run a published model with its preset and compare with the paper"))
     args = parser.parse_args(argv)
+    from lmms_agentic.cli import one_line_errors
     from lmms_agentic.host import deterministic_errors
 
-    user_errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, *deterministic_errors())
-    try:
-        return execute(args)
-    except user_errors as exc:
-        if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
-            raise
-        print(f"lmms-agentic reproduce: error: {exc}", file=sys.stderr)
-        return 1
+    return one_line_errors("reproduce", lambda: execute(args), (ValueError, FileNotFoundError, *deterministic_errors()))
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -24,7 +24,6 @@ import argparse
 import json
 import math
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -162,16 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = add_arguments(argparse.ArgumentParser(
         prog="python -m lmms_agentic rescore", description="score an earlier run's logged replies again (no model)"))
     args = parser.parse_args(argv)
+    from lmms_agentic.cli import one_line_errors
     from lmms_agentic.host import deterministic_errors
 
-    user_errors: tuple[type[BaseException], ...] = (ValueError, FileNotFoundError, *deterministic_errors())
-    try:
-        return execute(args)
-    except user_errors as exc:
-        if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
-            raise
-        print(f"lmms-agentic rescore: error: {exc}", file=sys.stderr)
-        return 1
+    return one_line_errors("rescore", lambda: execute(args), (ValueError, FileNotFoundError, *deterministic_errors()))
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -233,11 +232,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      description="error-mode analysis of lmms-agentic runs")
     add_subcommands(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    try:
-        return run_command(args)
-    except user_errors() as exc:
-        if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
-            raise
-        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        print(f"lmms-agentic {args.command}: error: {message}", file=sys.stderr)
-        return 1
+    from lmms_agentic.cli import one_line_errors
+
+    return one_line_errors(args.command, lambda: run_command(args), user_errors())

@@ -4,8 +4,6 @@ report (markdown, CSV, PNG) for several. Inputs that are not lmms-eval outputs e
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
 from lmms_agentic.report import ReportInputError, write_multi_report, write_report
@@ -32,13 +30,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = add_arguments(argparse.ArgumentParser(
         prog="python -m lmms_agentic report", description="report on one finished lmms-eval run, or several"))
     args = parser.parse_args(argv)
-    try:
-        return execute(args)
-    except (ReportInputError, FileNotFoundError, ValueError) as exc:
-        if os.environ.get("LMMS_AGENTIC_DEBUG", "").strip() not in ("", "0"):
-            raise
-        print(f"lmms-agentic report: error: {exc}", file=sys.stderr)
-        return 1
+    from lmms_agentic.cli import one_line_errors
+
+    return one_line_errors("report", lambda: execute(args), (ReportInputError, FileNotFoundError, ValueError))
 
 
 if __name__ == "__main__":

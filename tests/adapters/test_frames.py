@@ -9,6 +9,8 @@ import pytest
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.media import MediaError
 
+from ..reliability.corpus import faststart_copy, remux
+
 # 10-second clip at 10 fps = 100 frames -> round(linspace(0, 99, 32)), half up
 TEN_SECOND_CLIP_32 = [0, 3, 6, 10, 13, 16, 19, 22, 26, 29, 32, 35, 38, 42, 45, 48, 51, 54, 57, 61, 64, 67, 70, 73,
                       77, 80, 83, 86, 89, 93, 96, 99]
@@ -99,32 +101,8 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ integrity: truncated, empty, missing videos
 
-def faststart_copy(source: Path, target: Path) -> Path:
-    """``source`` remuxed with its index ('moov') first, as streaming-friendly MP4s are written: a truncated copy
-    then still opens and decodes to fewer frames."""
-    import av
-
-    with av.open(str(source)) as reader, av.open(str(target), "w", options={"movflags": "faststart"}) as writer:
-        stream = reader.streams.video[0]
-        out = writer.add_stream_from_template(stream)
-        for packet in reader.demux(stream):
-            if packet.dts is not None:
-                packet.stream = out
-                writer.mux(packet)
-    return target
-
-
 def matroska_copy(source: Path, target: Path) -> Path:
-    import av
-
-    with av.open(str(source)) as reader, av.open(str(target), "w", format="matroska") as writer:
-        stream = reader.streams.video[0]
-        out = writer.add_stream_from_template(stream)
-        for packet in reader.demux(stream):
-            if packet.dts is not None:
-                packet.stream = out
-                writer.mux(packet)
-    return target
+    return remux(source, target, format="matroska")
 
 
 def truncated(source: Path, target: Path, fraction: float) -> Path:

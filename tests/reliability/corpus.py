@@ -182,12 +182,12 @@ def garbage(data: bytes) -> bytes:
     return b"garbage" * 50
 
 
-def faststart_copy(source: Path, target: Path) -> Path:
-    """``source`` remuxed with its index ('moov') first, as streaming-friendly MP4s are written: a truncated copy
-    then still opens and decodes to fewer frames."""
+def remux(source: Path, target: Path, **output: Any) -> Path:
+    """``source``'s video stream copied packet by packet into ``target`` (``output``: PyAV's ``av.open`` arguments
+    for the written file, e.g. its ``format`` or muxer ``options``)."""
     import av
 
-    with av.open(str(source)) as reader, av.open(str(target), "w", options={"movflags": "faststart"}) as writer:
+    with av.open(str(source)) as reader, av.open(str(target), "w", **output) as writer:
         stream = reader.streams.video[0]
         out = writer.add_stream_from_template(stream)
         for packet in reader.demux(stream):
@@ -195,6 +195,12 @@ def faststart_copy(source: Path, target: Path) -> Path:
                 packet.stream = out
                 writer.mux(packet)
     return target
+
+
+def faststart_copy(source: Path, target: Path) -> Path:
+    """``source`` remuxed with its index ('moov') first, as streaming-friendly MP4s are written: a truncated copy
+    then still opens and decodes to fewer frames."""
+    return remux(source, target, options={"movflags": "faststart"})
 
 
 def truncated_faststart(relative: str, fraction: float = 0.5) -> Callable[[Path], None]:
