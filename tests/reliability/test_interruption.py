@@ -196,19 +196,22 @@ def test_an_interrupted_judged_run_resumes_without_repeating_a_request(judge: Ju
 
 KILL_IN_WRITE = textwrap.dedent("""
     # test hook: SIGKILL this process inside its N-th judge-cache write, after half of the entry is on disk
-    import os, signal
+    # (the judge client writes from several threads: the lock makes "N-th" exact and stops the others meanwhile)
+    import os, signal, threading
     _root, _at = os.environ.get("LMMS_AGENTIC_JUDGE_CACHE", ""), int(os.environ.get("KILL_AT_CACHE_WRITE", "0"))
     if _root and _at:
-        _replace, _seen = os.replace, [0]
+        _replace, _seen, _lock = os.replace, [0], threading.Lock()
 
         def replace(src, dst, *args, **kwargs):
-            if str(dst).startswith(_root) and str(dst).endswith(".json"):
+            if not (str(dst).startswith(_root) and str(dst).endswith(".json")):
+                return _replace(src, dst, *args, **kwargs)
+            with _lock:
                 _seen[0] += 1
                 if _seen[0] == _at:
                     with open(src, "r+b") as handle:
                         handle.truncate(os.path.getsize(src) // 2)
                     os.kill(os.getpid(), signal.SIGKILL)
-            return _replace(src, dst, *args, **kwargs)
+                return _replace(src, dst, *args, **kwargs)
 
         os.replace = replace
 """)
