@@ -59,11 +59,10 @@ digit and 250 s for 1 MB of prose.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from heapq import merge
-from itertools import accumulate, islice
+from itertools import islice
 
 from lmms_agentic.adapters.text import answer_text
 
@@ -340,12 +339,13 @@ _BEFORE_TRAILING = frozenset("([{*_`\"'“‘:,;/=")
 # What precedes a letter, read on the reversed text (the original patterns, reversed and anchored at the letter):
 #   list:      (?:(?<![A-Za-z0-9])[A-Za-z][)\]}*_`]*(?:,?\s+(?:or|and)\s+|\s*/\s*)
 #               |(?<![A-Za-z0-9])[A-Z][)\]}*_`]*\s*,\s*)[(\[{*_`]*$
-#   "not":     \bnot\s+(?:option\s+)?[(\[{*_`]*$   (IGNORECASE)
+#   "not":     \bnot\s+(?:option\s+)?[(\[{*_`]*$   (IGNORECASE; the normalised text's spaces are single)
 #   sentence:  (?:^|[.!?:;])[\s*_`"'“”(\[{]*$
 _OR_BEFORE_REVERSED = re.compile(
     r"[(\[{*_`]*(?:(?:\s+(?:ro|dna)\s+,?|\s*/\s*)[)\]}*_`]*[A-Za-z]|\s*,\s*[)\]}*_`]*[A-Z])(?![A-Za-z0-9])"
 )
-_NOT_BEFORE_REVERSED = re.compile(r"[(\[{*_`]*(?:\s+noitpo)?\s+ton(?!\w)", re.IGNORECASE)
+_NOT_REVERSED = r"[(\[{*_`]*(?: " + _ci("noitpo") + ")? " + _ci("ton") + r"(?!\w)"  # (single spaces)
+_NOT_BEFORE_REVERSED = re.compile(_NOT_REVERSED)
 _SENTENCE_RUN = r"[\s*_`\"'“”(\[{]*"
 _SENTENCE_BEFORE_REVERSED = re.compile(_SENTENCE_RUN + r"(?:[.!?:;]|\Z)")
 _ASCII_WORDS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})  # [^\w\s]|_ -> " "
@@ -356,13 +356,12 @@ _COMMON_MARKS = tuple("’“”‘—–…")  # the commonest non-ASCII punctu
 # Rule 7 (and rule 5's check for another letter).  An occurrence of a valid letter L (upper case, standalone)
 # counts unless it is the pronoun "I" or the sentence-initial article "A" before a lower-case non-function word, or
 # follows "not" / "not option".  Each letter's first few occurrences are checked one by one; a letter whose first
-# occurrences are all rejected is decided by counting (the rejected ones are counted with patterns that consume the
-# context before the letter, which never holds a standalone letter, so none is missed or counted twice):
-#   L is a candidate  <=>  occurrences(L) > rejected_as_article(L) + rejected_after_not(L)   (disjoint sets).
+# occurrences are all rejected is decided by one search of the reversed text for an occurrence that is not rejected
+# (_UNREJECTED_REVERSED): there, what follows the letter is a set of fixed-width lookbehinds (the normalised text has
+# single spaces, and function words are grouped by length) and what precedes it is a lookahead, so the engine jumps
+# from one L to the next in C and builds nothing per occurrence.
 _ISOLATED_BEFORE = r"(?<![A-Za-z0-9_'’.-].)"  # after the letter: what precedes it is not a word character etc.
 _ISOLATED_AFTER = r"(?![A-Za-z0-9_'’]|-[A-Za-z0-9]|\.[A-Za-z])"
-_ARTICLE_AT_START = re.compile(_SENTENCE_RUN + rf"A{_ISOLATED_BEFORE}{_ISOLATED_AFTER}(?={_WORD_NEXT})")
-_ARTICLE_AFTER_END = re.compile(rf"[.!?:;]{_SENTENCE_RUN}A{_ISOLATED_BEFORE}{_ISOLATED_AFTER}(?={_WORD_NEXT})")
 _CHECKED_OCCURRENCES = 8
 
 
@@ -371,11 +370,32 @@ def _occurrence_pattern(letter: str) -> re.Pattern[str]:
     return re.compile(f"{letter}{_ISOLATED_BEFORE}{_ISOLATED_AFTER}{pronoun}")
 
 
+def _unrejected_reversed(letter: str) -> re.Pattern[str]:
+    """An occurrence of ``letter`` that _Text._rejected would not reject, matched on the reversed text: the letter,
+    then lookbehinds for what follows it in the text and lookaheads for what precedes it."""
+    by_length: dict[int, list[str]] = {}
+    for word in sorted(_FUNCTION_WORDS):
+        by_length.setdefault(len(word), []).append(word[::-1])
+    # a function word follows: " " + the word, then no [a-z'’-] (or the end of the text)
+    function_word = rf"(?<=[{''.join(sorted({w[0] for w in _FUNCTION_WORDS}))}]\s{letter})(?:" + "|".join(
+        rf"(?<=(?:{'|'.join(words)})\s{letter})(?<![a-z'’-](?:{'|'.join(words)})\s{letter})"
+        for words in by_length.values()
+    ) + ")"
+    no_word_next = rf"(?:(?<![a-z]\s{letter})|{function_word})"  # not _WORD_NEXT right after the letter
+    isolated = (
+        rf"(?<![A-Za-z0-9_'’]{letter})(?<![A-Za-z0-9]-{letter})(?<![A-Za-z]\.{letter})"  # _ISOLATED_AFTER
+        r"(?![A-Za-z0-9_'’.-])"  # _ISOLATED_BEFORE
+        f"(?!{_NOT_REVERSED})"  # not after "not" / "not option"
+    )
+    if letter == "I":
+        isolated += no_word_next  # not the pronoun
+    elif letter == "A":  # not the sentence-initial article
+        isolated += f"(?:(?!{_SENTENCE_BEFORE_REVERSED.pattern})|{no_word_next})"
+    return re.compile(letter + isolated)
+
+
 _OCCURRENCES = {letter: _occurrence_pattern(letter) for letter in _ALL_LETTERS}
-_AFTER_NOT = {
-    letter: re.compile(r"[nN](?<!\w.)[oO][tT]\s+(?:" + _ci("option") + r"\s+)?[(\[{*_`]*" + pattern.pattern)
-    for letter, pattern in _OCCURRENCES.items()
-}
+_UNREJECTED_REVERSED = {letter: _unrejected_reversed(letter) for letter in _ALL_LETTERS}
 
 
 class _Text:
@@ -430,12 +450,7 @@ class _Text:
             if not self._rejected(letter, m.start()):
                 return True
             m = pattern.search(text, m.end())
-        if m is None:
-            return False
-        rejected = len(_AFTER_NOT[letter].findall(text))
-        if letter == "A":
-            rejected += len(_ARTICLE_AFTER_END.findall(text)) + (_ARTICLE_AT_START.match(text) is not None)
-        return rejected < text.count(letter) and len(pattern.findall(text)) > rejected
+        return m is not None and _UNREJECTED_REVERSED[letter].search(self.reversed()) is not None
 
 
 def _in_range(letter: str, letters: str) -> str | None:
@@ -577,24 +592,26 @@ def _words(folded: str, spaced: bool = False) -> str:
     return _collapse(words, spaced)
 
 
-def _uncovered(spans: dict[str, list[tuple[int, int]]]) -> list[str]:
-    """Letters with a span that lies in no strictly longer span of another letter (in ``spans`` order)."""
-    if len(spans) < 2:
-        return list(spans)
+def _uncovered(found: dict[str, tuple[str, list[int]]]) -> list[str]:
+    """Letters with an occurrence that lies in no occurrence of a strictly longer option text (in ``found`` order).
+
+    ``found``: letter -> (" option text ", where it starts in the padded response).  A longer text covers an
+    occurrence exactly when it starts ``offset`` characters earlier, for an offset at which the shorter padded text
+    lies inside the longer one; so each offset removes the longer text's starts, shifted, from the free starts."""
+    if len(found) < 2:
+        return list(found)
     result = []
-    for letter, own in spans.items():
-        others = sorted(span for other, ss in spans.items() if other != letter for span in ss)
-        starts = [s for s, _ in others]
-        best = list(accumulate((e for _, e in others), max))  # best[i] = max end among others[:i + 1]
-        for s, e in own:
-            i = bisect_left(starts, s)  # others[:i] start before s: any that reaches e is longer
-            if i and best[i - 1] >= e:
+    for letter, (needle, starts) in found.items():
+        free = set(starts)
+        for other, (longer, other_starts) in found.items():
+            if other == letter or len(longer) <= len(needle):
                 continue
-            j = bisect_right(starts, s)  # others[i:j] start at s: longer only if they end later
-            if any(end > e for _, end in others[i:j]):
-                continue
+            offset = longer.find(needle)
+            while offset >= 0 and free:
+                free.difference_update(map(offset.__add__, other_starts))
+                offset = longer.find(needle, offset + 1)
+        if free:
             result.append(letter)
-            break
     return result
 
 
@@ -610,14 +627,15 @@ def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
     if exact:
         return exact[0] if len(exact) == 1 else _AMBIGUOUS
     padded = f" {response} "
-    spans: dict[str, list[tuple[int, int]]] = {}
+    found: dict[str, tuple[str, list[int]]] = {}
     for letter, o in options:
         if len(o) < 2 and o.isalpha():  # a single letter as option text says nothing as content
             continue
-        starts = [m.start() for m in re.finditer(re.escape(f" {o} "), padded)]
+        needle = f" {o} "
+        starts = list(map(re.Match.start, re.finditer(re.escape(needle), padded)))
         if starts:
-            spans[letter] = [(s, s + len(o) + 2) for s in starts]
-    uncovered = _uncovered(spans)
+            found[letter] = (needle, starts)
+    uncovered = _uncovered(found)
     if len(uncovered) != 1:
         return _AMBIGUOUS if uncovered else None
     if t.candidates() - {uncovered[0]}:

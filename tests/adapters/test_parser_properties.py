@@ -257,3 +257,91 @@ def test_fence_stripping_equals_fencing(text: str) -> None:
     from lmms_agentic.judges.parsers import _strip_data_blocks
 
     assert _strip_data_blocks(text) == strip_data_blocks(text)
+
+
+# Rule 7's plain definition, written forward from the module docstring (one regex per occurrence, quadratic, fine on
+# short texts): an upper-case standalone letter counts unless it is the pronoun "I" or the sentence-initial article
+# "A" before a lower-case word that is not a function word, or follows "not" / "not option".
+CANDIDATE_PARTS = ["A", "I", "B", "J", "A", "I", " ", "not", "Not", "NOT", "nOt", "option", "OPTION", "optİon", "(", "[",
+                   "{", "*", "_", "`", ".", "!", "?", ":", ";", ",", "-", "'", "’", '"', "“", "cup", "the", "and",
+                   "because", "is", "as", "vs", "versus", "although", "e.g.", "x", "1", "ı", "İ", "it's", "and-", "a",
+                   "A-b", "A.b", "b.A", "b-A", "A cup", ". A", "not A", "not option (A)", "I think", "andy", "asked"]
+candidate_texts = st.lists(st.sampled_from(CANDIDATE_PARTS), max_size=60).flatmap(
+    lambda parts: st.sampled_from(["", " ", " ", "  "]).map(lambda sep: sep.join(parts)))
+
+
+def _function_word_next(text: str, index: int) -> bool:
+    from lmms_agentic.adapters.extract import _FUNCTION_WORDS
+
+    m = re.match(r"\s+([a-z][a-z'’-]*)", text[index:])
+    return m is not None and not any(re.match(re.escape(w) + r"(?![a-z'’-])", m.group(1)) for w in _FUNCTION_WORDS)
+
+
+def _oracle_candidate(text: str, letter: str) -> bool:
+    for i, char in enumerate(text):
+        if char != letter or (i and text[i - 1] in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'’.-"):
+            continue
+        if re.match(r"[A-Za-z0-9_'’]|-[A-Za-z0-9]|\.[A-Za-z]", text[i + 1:]):
+            continue
+        word_next = _function_word_next(text, i + 1)
+        if letter == "I" and word_next:
+            continue  # the pronoun
+        if letter == "A" and word_next and re.search(r"(?:^|[.!?:;])[\s*_`\"'“”(\[{]*$", text[:i]):
+            continue  # the sentence-initial article
+        if re.search(r"\bnot\s+(?:option\s+)?[(\[{*_`]*$", text[:i], re.IGNORECASE):
+            continue
+        return True
+    return False
+
+
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(candidate_texts)
+def test_candidate_letters_equal_the_plain_definition(raw: str) -> None:
+    from lmms_agentic.adapters import extract
+
+    text = extract._collapse(raw)
+    for letter in "ABIJ":
+        expected = _oracle_candidate(text, letter)
+        assert (extract._UNREJECTED_REVERSED[letter].search(text[::-1]) is not None) == expected, (letter, text)
+        assert (letter in extract._Text(text, "ABCDEFGHIJ").candidates()) == expected, (letter, text)
+
+
+@pytest.mark.parametrize("text", [
+    "not A " * 20, "A cup. " * 20, "A cup. " * 20 + "A because", "not A " * 20 + "A", "I think " * 20,
+    "I think " * 20 + "I", "not option (A) " * 20 + "so A.", "A-b A.b e.g. A" + " not A" * 20, "Not  a A" * 10,
+])
+def test_many_rejected_occurrences_then_the_verdict(text: str) -> None:
+    from lmms_agentic.adapters import extract
+
+    text = extract._collapse(text)
+    for letter in "AI":
+        assert (letter in extract._Text(text, "ABCDEFGHIJ").candidates()) == _oracle_candidate(text, letter)
+
+
+# Rule 5's plain definition: every occurrence of " text " (non-overlapping, left to right) is a span; a letter
+# counts when one of its spans lies in no strictly longer span of another letter.
+OPTION_WORDS = ["move", "left", "slowly", "move left", "left move", "a", "b"]
+
+
+def _oracle_uncovered(padded: str, needles: dict[str, str]) -> list[str]:
+    spans = {letter: [(m.start(), m.end()) for m in re.finditer(re.escape(needle), padded)]
+             for letter, needle in needles.items()}
+    spans = {letter: found for letter, found in spans.items() if found}
+    return [letter for letter, own in spans.items() if any(
+        not any(s2 <= s and e <= e2 and e2 - s2 > e - s for other, theirs in spans.items() if other != letter
+                for s2, e2 in theirs) for s, e in own)]
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(OPTION_WORDS), min_size=1, max_size=30).map(" ".join),
+       st.lists(st.lists(st.sampled_from(["move", "left", "slowly", "a"]), min_size=1, max_size=3).map(" ".join),
+                min_size=2, max_size=5))
+def test_uncovered_option_texts_equal_the_plain_definition(response: str, texts: list[str]) -> None:
+    from lmms_agentic.adapters import extract
+
+    padded = f" {response} "
+    needles = {"ABCDE"[i]: f" {text} " for i, text in enumerate(texts)}
+    found = {letter: (needle, [m.start() for m in re.finditer(re.escape(needle), padded)])
+             for letter, needle in needles.items()}
+    found = {letter: value for letter, value in found.items() if value[1]}
+    assert extract._uncovered(found) == _oracle_uncovered(padded, needles)
