@@ -262,8 +262,8 @@ def test_fence_stripping_equals_fencing(text: str) -> None:
 # Rule 7's plain definition, written forward from the module docstring (one regex per occurrence, quadratic, fine on
 # short texts): an upper-case standalone letter counts unless it is the pronoun "I" or the sentence-initial article
 # "A" before a lower-case word that is not a function word, or follows "not" / "not option".
-CANDIDATE_PARTS = ["A", "I", "B", "J", "A", "I", " ", "not", "Not", "NOT", "nOt", "option", "OPTION", "optİon", "(", "[",
-                   "{", "*", "_", "`", ".", "!", "?", ":", ";", ",", "-", "'", "’", '"', "“", "cup", "the", "and",
+CANDIDATE_PARTS = ["A", "I", "B", "J", "A", "I", " ", "not", "Not", "NOT", "nOt", "option", "OPTION", "optİon", "(",
+                   "[", "{", "*", "_", "`", ".", "!", "?", ":", ";", ",", "-", "'", "’", '"', "“", "cup", "the", "and",
                    "because", "is", "as", "vs", "versus", "although", "e.g.", "x", "1", "ı", "İ", "it's", "and-", "a",
                    "A-b", "A.b", "b.A", "b-A", "A cup", ". A", "not A", "not option (A)", "I think", "andy", "asked"]
 candidate_texts = st.lists(st.sampled_from(CANDIDATE_PARTS), max_size=60).flatmap(
@@ -277,9 +277,12 @@ def _function_word_next(text: str, index: int) -> bool:
     return m is not None and not any(re.match(re.escape(w) + r"(?![a-z'’-])", m.group(1)) for w in _FUNCTION_WORDS)
 
 
+WORD_BEFORE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'’.-"
+
+
 def _oracle_candidate(text: str, letter: str) -> bool:
     for i, char in enumerate(text):
-        if char != letter or (i and text[i - 1] in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_'’.-"):
+        if char != letter or (i and text[i - 1] in WORD_BEFORE):
             continue
         if re.match(r"[A-Za-z0-9_'’]|-[A-Za-z0-9]|\.[A-Za-z]", text[i + 1:]):
             continue
