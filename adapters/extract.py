@@ -592,6 +592,18 @@ def _words(folded: str, spaced: bool = False) -> str:
     return _collapse(words, spaced)
 
 
+def _fold(text: str) -> str:
+    """``text.casefold()`` with the commonest non-ASCII marks as spaces, which _words makes of them anyway (they are
+    neither cased nor word characters): a text whose only non-ASCII characters they are is then lowered as ASCII."""
+    if not text.isascii():
+        for mark in _COMMON_MARKS:
+            if mark in text:
+                text = text.replace(mark, " ")
+        if not text.isascii():
+            return text.casefold()
+    return text.lower()
+
+
 def _uncovered(found: dict[str, tuple[str, list[int]]]) -> list[str]:
     """Letters with an occurrence that lies in no occurrence of a strictly longer option text (in ``found`` order).
 
@@ -619,10 +631,10 @@ def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
     letters = t.letters
     options = [(letters[i], _norm(o or "")) for i, o in enumerate(texts)]
     options = [(letter, o) for letter, o in options if o]
-    folded = t.text.casefold()
+    folded = _fold(t.text)
     if not any(all(word in folded for word in o.split(" ")) for _, o in options):
         return None  # every option has a word the response lacks: it neither equals nor contains one
-    response = _words(folded, spaced=True)  # (the normalised text has single spaces, and so has its case fold)
+    response = _words(folded)
     exact = [letter for letter, o in options if o == response]
     if exact:
         return exact[0] if len(exact) == 1 else _AMBIGUOUS
@@ -632,9 +644,8 @@ def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
         if len(o) < 2 and o.isalpha():  # a single letter as option text says nothing as content
             continue
         needle = f" {o} "
-        starts = list(map(re.Match.start, re.finditer(re.escape(needle), padded)))
-        if starts:
-            found[letter] = (needle, starts)
+        if needle in padded:  # (str's own search; the regex engine's literal search is several times slower)
+            found[letter] = (needle, list(map(re.Match.start, re.finditer(re.escape(needle), padded))))
     uncovered = _uncovered(found)
     if len(uncovered) != 1:
         return _AMBIGUOUS if uncovered else None

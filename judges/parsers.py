@@ -311,8 +311,7 @@ def _verdict_lines(text: str, vocabulary: tuple[str, ...]) -> list[str]:
     other line has no verdict and no label, so skipping it changes nothing; a repeated line says what its first
     copy said."""
     longest = max(len(w) for w in vocabulary)
-    kept = [line for line in text.splitlines() if ":" in line or len(line.strip(_LINE_JUNK)) <= longest]
-    return list(dict.fromkeys(kept))
+    return [line for line in dict.fromkeys(text.splitlines()) if ":" in line or len(line.strip(_LINE_JUNK)) <= longest]
 
 
 # ---------------------------------------------------------------- option letter
