@@ -46,14 +46,15 @@ COST.  Every call is linear in the response length and reads the whole response 
 patterns start at a literal word or a character class that the regex engine finds in C, runs of emphasis, quotes
 or brackets are taken whole where a following part could take the same characters (an atomic group written
 ``(?=(?P<n>X*))(?P=n)``, which Python 3.10 also understands), nothing searches "before a position" from the start
-of the text (what a rule needs before a position is read on the reversed text), and letters are counted rather than
-examined one by one.  Case-insensitive words are matched on the text with its ASCII letters lowered when the text
-holds none of İ ı ſ K (IGNORECASE equates them with ASCII letters; lowering ASCII letters leaves them alone), else
-with classes that list those characters, so every rule matches exactly what it matched with re.IGNORECASE.
-Measured on CPython 3.11 (benchmarks/parsers.py, 43 inputs of 1 MB): median ~13 ms; 1 MB of chain-of-thought prose
-~20 ms; the worst are loops built to defeat it ("not A " or "Answer: a cup. " repeated: 150,000 rejected letters or
-70,000 article declarations, ~40-60 ms on a busy machine).  The previous version took 84 s for 40,000 "*" and a
-digit and 250 s for 1 MB of prose.
+of the text (what a rule needs before a position is read on the reversed text, where rule 7 also finds a letter's
+first occurrence that is not rejected in one scan).  Case-insensitive words are matched on the text with its ASCII
+letters lowered and İ ı ſ K replaced by the ASCII letters IGNORECASE equates them with, so every rule matches exactly
+what it matched with re.IGNORECASE (tests/adapters/test_parser_properties.py checks each fast path against the rule's
+plain definition).  Measured on CPython 3.11, 2 cores (benchmarks/parsers.py, 48 inputs of 1 MB): median ~12 ms;
+1 MB of chain-of-thought prose ~20-30 ms; the worst are loops built to defeat it ("Answer: a cup. " repeated: 66,000
+article declarations, ~40-45 ms) and, ~50-60 ms, the same loops or prose with one non-ASCII letter (the whole text
+is then stored with 2 bytes per character and every pass over it is slower).  The version before the linear rewrite
+took 84 s for 40,000 "*" and a digit and 250 s for 1 MB of prose.
 """
 
 from __future__ import annotations
@@ -110,11 +111,11 @@ def option_letters(n_options: int) -> str:
 _FOLDS = {"i": "iIıİ", "k": "kKK", "s": "sSſ"}
 _LETTER = "A-Za-zİıKſ"  # what [A-Za-z] matches under re.IGNORECASE
 _WORDCHAR = "A-Za-z0-9_'’İıKſ"  # [A-Za-z0-9_'’] under re.IGNORECASE
-# A text without İ, ı, ſ, K is "plain": with its ASCII letters lowered, a case-sensitive lower-case pattern (of ASCII
-# words and classes that lowering leaves alone, checked over all code points) matches exactly where the IGNORECASE
-# pattern matched on the text.  Plain texts let the rules start at literal words, which the regex engine finds in
-# C; other texts take the same rules written without that shortcut.
-_NOT_PLAIN_CHARS = "İıſK"
+# With its ASCII letters lowered and each of İ ı ſ K replaced by the ASCII letter IGNORECASE equates it with (_Text.low:
+# positions are kept), a text is matched by a case-sensitive lower-case pattern (of ASCII words, and classes that
+# list those four characters or none of them, checked over all code points) exactly where the IGNORECASE pattern
+# matches the text.  So the rules start at literal words, which the regex engine finds in C.
+_ASCII_EQUIVALENTS = {"İ": "i", "ı": "i", "ſ": "s", "K": "k"}
 # Whitespace (str.isspace, equal to re's \s): the ASCII characters, and the others as UTF-8 byte sequences.
 _ASCII_SPACES = str.maketrans({chr(c): " " for c in range(128) if chr(c).isspace()})
 _ASCII_SPACE_BYTES = bytes(32 if c < 128 and chr(c).isspace() else c for c in range(256))
@@ -175,6 +176,7 @@ _CONFIDENCE = re.compile(
     + r"(?P<value>\d+(?:\.\d+)?)\s*%?[*_]*"
 )
 _CONFIDENCE_STRIDE = _CONFIDENCE.groups + 1
+_DOTLESS_I, _DOTTED_I = _utf8("ı"), _utf8("İ")
 _CONFIDENCE_VALUE = _CONFIDENCE.groupindex["value"]
 
 
@@ -186,7 +188,7 @@ def split_confidence(text: str) -> tuple[str, float | None]:
     if text.isascii():
         if "confidence" not in text.lower():
             return text, None
-    elif "ı" not in text and "İ" not in text and b"confidence" not in _utf8(text).lower():
+    elif b"confidence" not in _utf8(text).lower().replace(_DOTLESS_I, b"i").replace(_DOTTED_I, b"i"):
         return text, None  # (IGNORECASE also reads ı and İ as "i"; bytes.lower() lowers ASCII letters only)
     parts = _CONFIDENCE.split(text)
     if len(parts) == 1:
@@ -250,8 +252,8 @@ _DECL_VERB = (
     r"[\s*_`]*(?:" + _alt("is", "would be", "should be", "will be", "must be") + r"\b"
     + _atomic("r2", r"[\s*_`]*") + r":?|[:=])"
 )
-# (a) any text: one pattern whose first character is a class (the engine skips to it); the keyword's leading \b is
-# the lookbehind after that character.
+# (a) the whole rule as one pattern, read only where the matches of (b) overlap (_declaration_ends): its first
+# character is a class (the engine skips to it); the keyword's leading \b is the lookbehind after that character.
 _DECLARATION = re.compile(
     r"[aAfFcCrRbBpPsSſmMiIıİ](?<!\w.)(?:(?:(?<=[aA])" + _ci("nswer") + r"[sSſ]?"
     + "".join(rf"|(?<=[{_FOLDS.get(w[0], w[0] + w[0].upper())}]){_ci(w[1:])}\s+" + _alt("option", "choice")
@@ -260,7 +262,7 @@ _DECLARATION = re.compile(
     + r"|(?<=[iIıİ])(?:\s+" + _ci("would") + r"|\s+" + _ci("will") + r"|['’]" + _ci("d") + r"|['’]" + _ci("ll")
     + r")?\s+" + _alt("choose", "pick", "select", "go with") + r"\b)" + _DECL_TAIL
 )
-# (b) plain texts, on the lowered text: one pattern per literal that every match holds, the literal first (the engine
+# (b) on the lowered text (_Text.low): one pattern per literal that every match holds, the literal first (the engine
 # finds it in C), what precedes it as fixed-width lookbehinds (the normalised text has single spaces); empty groups,
 # numbered first, say which lookbehind held, i.e. where the match really starts.  The letter is a match's last
 # character.  The original's left-to-right, non-overlapping order is rebuilt from all matches (_declaration).
@@ -309,14 +311,9 @@ _IS_PHRASE_WORDS = (
      "most reasonable"),
     ("answer", "option", "choice"),
 )
-_IS_PHRASE = (
-    _ci("is") + r"\s+(?:" + _alt(*_IS_PHRASE_WORDS[0]) + r"\s+)*" + _alt(*_IS_PHRASE_WORDS[1]) + r"\s+"
-    + _alt(*_IS_PHRASE_WORDS[2]) + r"\b"
-)
 _CLOSING = r"[)\]}*_`\"'“”]"
-_IS_CORRECT = re.compile(rf"(?P<letter>[{_LETTER}])(?<![A-Za-z0-9’İıKſ].){_CLOSING}*\s+{_IS_PHRASE}")
 _BLOCKS = re.compile("[A-Za-z0-9’İıKſ]")  # a letter right after one of these has no allowed start
-_IS_PHRASE_LOW = re.compile(  # plain texts: the phrase from the space before "is", found by its literal " is "
+_IS_PHRASE_LOW = re.compile(  # on _Text.low: the phrase from the space before "is", found by its literal " is "
     " is (?:(?:" + "|".join(_IS_PHRASE_WORDS[0]) + ") )*(?:" + "|".join(_IS_PHRASE_WORDS[1]) + ") (?:"
     + "|".join(_IS_PHRASE_WORDS[2]) + r")\b"
 )
@@ -351,6 +348,7 @@ _SENTENCE_BEFORE_REVERSED = re.compile(_SENTENCE_RUN + r"(?:[.!?:;]|\Z)")
 _ASCII_WORDS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})  # [^\w\s]|_ -> " "
 _ASCII_WORD_BYTES = bytes(c if c >= 128 or chr(c).isalnum() else 32 for c in range(256))
 _NON_ASCII_NON_WORD = re.compile(r"[^\x00-\x7f\w\s]+")
+_NON_ASCII_NON_WORD_AT = re.compile(r"[^\x00-\x7f](?<![\w\s])")  # (the same test, found ~3x faster)
 _COMMON_MARKS = tuple("’“”‘—–…")  # the commonest non-ASCII punctuation in English replies (none is \w or \s)
 
 # Rule 7 (and rule 5's check for another letter).  An occurrence of a valid letter L (upper case, standalone)
@@ -382,16 +380,17 @@ def _unrejected_reversed(letter: str) -> re.Pattern[str]:
         for words in by_length.values()
     ) + ")"
     no_word_next = rf"(?:(?<![a-z]\s{letter})|{function_word})"  # not _WORD_NEXT right after the letter
-    isolated = (
-        rf"(?<![A-Za-z0-9_'’]{letter})(?<![A-Za-z0-9]-{letter})(?<![A-Za-z]\.{letter})"  # _ISOLATED_AFTER
-        r"(?![A-Za-z0-9_'’.-])"  # _ISOLATED_BEFORE
-        f"(?!{_NOT_REVERSED})"  # not after "not" / "not option"
-    )
+    not_a_word = ""  # (in a lookahead, which is atomic: a later test that fails never retries its alternatives)
     if letter == "I":
-        isolated += no_word_next  # not the pronoun
+        not_a_word = f"(?={no_word_next})"  # not the pronoun
     elif letter == "A":  # not the sentence-initial article
-        isolated += f"(?:(?!{_SENTENCE_BEFORE_REVERSED.pattern})|{no_word_next})"
-    return re.compile(letter + isolated)
+        not_a_word = f"(?=(?!{_SENTENCE_BEFORE_REVERSED.pattern})|{no_word_next})"
+    return re.compile(  # (the tests that reject the letter in loops of "not A" or "A cup." come first)
+        letter + f"(?!{_NOT_REVERSED})"  # not after "not" / "not option"
+        + not_a_word
+        + rf"(?<![A-Za-z0-9_'’]{letter})(?<![A-Za-z0-9]-{letter})(?<![A-Za-z]\.{letter})"  # _ISOLATED_AFTER
+        + r"(?![A-Za-z0-9_'’.-])"  # _ISOLATED_BEFORE
+    )
 
 
 _OCCURRENCES = {letter: _occurrence_pattern(letter) for letter in _ALL_LETTERS}
@@ -406,20 +405,22 @@ class _Text:
     def __init__(self, text: str, letters: str) -> None:
         self.text = text
         self.letters = letters
-        self._low: str | bool | None = False  # False: not computed; None: not a plain text
+        self._low: str | None = None
         self._reversed: str | None = None
         self._candidates: set[str] | None = None
 
-    def low(self) -> str | None:
-        """The text with its ASCII letters in lower case when it is plain (see _NOT_PLAIN_CHARS), else None."""
-        if self._low is False:
+    def low(self) -> str:
+        """The text with its ASCII letters in lower case and İ ı ſ K as i i s k (see _ASCII_EQUIVALENTS)."""
+        if self._low is None:
             if self.text.isascii():
                 self._low = self.text.lower()
-            elif any(char in self.text for char in _NOT_PLAIN_CHARS):
-                self._low = None
             else:  # (bytes.lower() lowers ASCII letters only, in C; positions are kept)
-                self._low = self.text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
-        return self._low if isinstance(self._low, str) else None
+                low = self.text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+                for char, ascii_letter in _ASCII_EQUIVALENTS.items():
+                    if char in low:
+                        low = low.replace(char, ascii_letter)
+                self._low = low
+        return self._low
 
     def reversed(self) -> str:
         if self._reversed is None:
@@ -459,8 +460,6 @@ def _in_range(letter: str, letters: str) -> str | None:
 
 def _declaration(t: _Text) -> str | None:
     text, low = t.text, t.low()
-    if low is None:
-        return _last_declaration(t, reversed([m.end() for m in _DECLARATION.finditer(text)]))[1]
     active = [number for number, (pattern, _) in enumerate(_DECLARATIONS_LOW) if pattern.search(low)]
     if not active:
         return None
@@ -550,14 +549,11 @@ def _letter_unblocked(text: str, index: int) -> bool:
 
 
 def _is_correct(t: _Text) -> str | None:
-    text, low = t.text, t.low()
-    if low is None:
-        letters: Iterable[int] = reversed([m.start() for m in _IS_CORRECT.finditer(text)])
-    else:  # each phrase from the space before "is"; its letter precedes a run of closing characters (read reversed)
-        phrases = reversed(list(map(re.Match.start, _IS_PHRASE_LOW.finditer(low))))
-        letters = (phrase - _closing_run(t.reversed(), len(text) - phrase) - 1 for phrase in phrases)
-        letters = (i for i in letters if _letter_unblocked(text, i))
-    for index in letters:  # the last one counts
+    text = t.text
+    # each phrase from the space before "is"; its letter precedes a run of closing characters (read reversed)
+    phrases = reversed(list(map(re.Match.start, _IS_PHRASE_LOW.finditer(t.low()))))
+    letters = (phrase - _closing_run(t.reversed(), len(text) - phrase) - 1 for phrase in phrases)
+    for index in (i for i in letters if _letter_unblocked(text, i)):  # the last one counts
         if _allowed_start(text, index):
             return _in_range(text[index], t.letters)
     return None
@@ -587,7 +583,7 @@ def _words(folded: str, spaced: bool = False) -> str:
     for mark in _COMMON_MARKS:
         if mark in words:
             words = words.replace(mark, " ")
-    if not words.isascii() and _NON_ASCII_NON_WORD.search(words):
+    if not words.isascii() and _NON_ASCII_NON_WORD_AT.search(words):
         words = _NON_ASCII_NON_WORD.sub(" ", words)
     return _collapse(words, spaced)
 
@@ -634,7 +630,7 @@ def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
     folded = _fold(t.text)
     if not any(all(word in folded for word in o.split(" ")) for _, o in options):
         return None  # every option has a word the response lacks: it neither equals nor contains one
-    response = _words(folded)
+    response = _words(folded, spaced=True)  # (its only whitespace is " ": case folding never makes any)
     exact = [letter for letter, o in options if o == response]
     if exact:
         return exact[0] if len(exact) == 1 else _AMBIGUOUS

@@ -9,7 +9,7 @@ letter, refusal; ``judges/rubric.py``: the Agent-X JSON rubric, with Python lite
 Inputs (``INPUTS``): ordinary chain-of-thought prose (ASCII, and with curly quotes), CJK, long runs ("*", "{", "_",
 "(", quotes, spaces, newlines, digits, letters), "A A A ...", deep nesting (closed and unclosed braces, JSON and
 lists), loops of answers, declarations, articles, "not X", verdicts and scores, many distinct lines, echoed fenced
-data, unclosed ``<think>``, lmms-eval's failed-request marker.  Each call gets ``TIMEOUT_S`` (a call still running
+data, unclosed ``<think>``, lmms-eval's failed-request marker; and the worst of these with one non-ASCII letter.  Each call gets ``TIMEOUT_S`` (a call still running
 then is stopped and reported as "> 10 s"); the best of ``repeats`` CPU times counts.
 """
 
@@ -49,7 +49,7 @@ def _rep(unit: str) -> str:
 
 def inputs() -> dict[str, str]:
     prose = _prose()
-    return {
+    texts = {
         "cot prose": prose,
         "cot prose, curly quotes": prose.replace("is", "it’s").replace("the", "“the”")[:SIZE],
         "cjk prose": _rep("机器人应该向左移动，因为杯子在桌子上。"),
@@ -94,6 +94,11 @@ def inputs() -> dict[str, str]:
         "failed request + prose": "[LMMS_EVAL_REQUEST_FAILED after 3 retries] " + prose,
         "trace echo x 1 MB": _rep('{"reasoning_steps": [{"step": 1, "tool": "OCR", "output": "x"}], '),
     }
+    # One dotless "ı" (which IGNORECASE reads as "i") makes a text non-ASCII: every pass over it is then slower.
+    for label in ("cot prose, curly quotes", "loop 'Answer: a cup. '", "loop 'I choose I '", "loop 'A cup. '",
+                  "loop 'not A '"):
+        texts[f"{label} + 'ı'"] = texts[label][:-2] + " ı"
+    return texts
 
 
 def parsers() -> dict[str, Callable[[str], Any]]:

@@ -348,3 +348,63 @@ def test_uncovered_option_texts_equal_the_plain_definition(response: str, texts:
              for letter, needle in needles.items()}
     found = {letter: value for letter, value in found.items() if value[1]}
     assert extract._uncovered(found) == _oracle_uncovered(padded, needles)
+
+
+# Rules 1 and 2 as the single IGNORECASE patterns they are defined by (the module reads them on the lowered text with
+# İ ı ſ K made ASCII, starting at literal words): the same verdict on every text, with those four characters in it.
+def _original_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    from lmms_agentic.adapters import extract
+
+    declaration = re.compile(
+        r"(?:(?:\banswers?|\b(?:final|correct|right|best|proper|chosen|selected|my)\s+(?:option|choice))"
+        r"[\s*_`]*(?:(?:is|would\s+be|should\s+be|will\s+be|must\s+be)\b[\s*_`]*:?|[:=])"
+        r"|\bI(?:\s+would|\s+will|'d|’d|'ll|’ll)?\s+(?:choose|pick|select|go\s+with)\b)"
+        + extract._OPEN + r"*(?:(?:option|choice|letter)\s+)?" + extract._OPEN + r"*(?P<letter>[A-Za-z])"
+        + extract._AFTER_LETTER,
+        re.IGNORECASE,
+    )
+    is_correct = re.compile(
+        r"(?<![A-Za-z0-9_'’])[(\[{*_`\"'“”]*(?P<letter>[A-Za-z])[)\]}*_`\"'“”]*\s+is\s+"
+        r"(?:(?:the|indeed|clearly|definitely)\s+)*"
+        r"(?:correct|right|best|most\s+(?:appropriate|suitable|likely|accurate|reasonable))\s+(?:answer|option|choice)\b",
+        re.IGNORECASE,
+    )
+    return declaration, is_correct
+
+
+RULE_PARTS = ["answer", "ANSWER", "answerſ", "ansWer", "fınal answer", "fİnal option", "my optıon", "correct choice",
+              "is", "ıs", "İS", "would be", "wıll be", ":", "=", "I", "ı", "İ", "ſ", "K", "I choose", "ı pıck",
+              "I'd go with", "i’ll select", "option", "letter", "a", "b", "A", "C", "D", "k", "(", ")", "*", "_", "'",
+              "’", '"', "“", "cup", "not", "or", "/", ",", "the", "indeed", "correct", "best", "most likely", "moſt",
+              "answer.", "choice", "e.g.", "-"]
+rule_texts = st.lists(st.sampled_from(RULE_PARTS), max_size=40).flatmap(
+    lambda parts: st.sampled_from(["", " ", " ", "  "]).map(lambda sep: sep.join(parts)))
+
+
+@settings(max_examples=500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(rule_texts)
+def test_declaration_and_is_correct_equal_their_single_pattern(raw: str) -> None:
+    from lmms_agentic.adapters import extract
+
+    declaration, is_correct = _original_patterns()
+    text = extract._collapse(raw)
+    t = extract._Text(text, "ABCD")
+    ends = [m.end() for m in declaration.finditer(text)]
+    assert extract._declaration(t) == extract._last_declaration(t, reversed(ends))[1], text
+    matches = list(is_correct.finditer(text))
+    expected = extract._in_range(matches[-1].group("letter"), "ABCD") if matches else None
+    assert extract._is_correct(extract._Text(text, "ABCD")) == expected, text
+
+
+@pytest.mark.parametrize("text", [
+    "Answer: B. " + "Answer: a cup. " * 40, "Answer: a cup. " * 40, "Answer: C. " + "the answer is a cup. " * 20
+    + "my option is i think " * 20, "I choose B. " + "I choose a cup. " * 40, "I choose I " * 40 + "I choose a cup.",
+    "Answer: D " + "I choose I choose a cup " * 30, "ANSWER: A cup. " * 40, "Answer: A Cup. " * 40,
+])
+def test_declarations_after_many_articles_equal_the_single_pattern(text: str) -> None:
+    from lmms_agentic.adapters import extract
+
+    declaration, _ = _original_patterns()
+    t = extract._Text(text, "ABCD")
+    ends = [m.end() for m in declaration.finditer(text)]
+    assert extract._declaration(t) == extract._last_declaration(t, reversed(ends))[1]
