@@ -9,8 +9,9 @@ letter, refusal; ``judges/rubric.py``: the Agent-X JSON rubric, with Python lite
 Inputs (``INPUTS``): ordinary chain-of-thought prose (ASCII, and with curly quotes), CJK, long runs ("*", "{", "_",
 "(", quotes, spaces, newlines, digits, letters), "A A A ...", deep nesting (closed and unclosed braces, JSON and
 lists), loops of answers, declarations, articles, "not X", verdicts and scores, many distinct lines, echoed fenced
-data, unclosed ``<think>``, lmms-eval's failed-request marker; and the worst of these with one non-ASCII letter.  Each call gets ``TIMEOUT_S`` (a call still running
-then is stopped and reported as "> 10 s"); the best of ``repeats`` CPU times counts.
+data, unclosed ``<think>``, lmms-eval's failed-request marker; and the worst of these with one non-ASCII letter.
+Each call gets ``TIMEOUT_S`` (a call still running then is stopped and reported as "> 10 s"); the best of
+``repeats`` CPU times counts.
 """
 
 from __future__ import annotations
