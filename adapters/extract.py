@@ -62,6 +62,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from heapq import merge
 from itertools import islice
 
@@ -355,7 +356,7 @@ _COMMON_MARKS = tuple("’“”‘—–…")  # the commonest non-ASCII punctu
 # counts unless it is the pronoun "I" or the sentence-initial article "A" before a lower-case non-function word, or
 # follows "not" / "not option".  Each letter's first few occurrences are checked one by one; a letter whose first
 # occurrences are all rejected is decided by one search of the reversed text for an occurrence that is not rejected
-# (_UNREJECTED_REVERSED): there, what follows the letter is a set of fixed-width lookbehinds (the normalised text has
+# (_unrejected_reversed): there, what follows the letter is a set of fixed-width lookbehinds (the normalised text has
 # single spaces, and function words are grouped by length) and what precedes it is a lookahead, so the engine jumps
 # from one L to the next in C and builds nothing per occurrence.
 _ISOLATED_BEFORE = r"(?<![A-Za-z0-9_'’.-].)"  # after the letter: what precedes it is not a word character etc.
@@ -368,6 +369,7 @@ def _occurrence_pattern(letter: str) -> re.Pattern[str]:
     return re.compile(f"{letter}{_ISOLATED_BEFORE}{_ISOLATED_AFTER}{pronoun}")
 
 
+@cache  # (compiled when first needed: most replies never need it, and importing stays cheap)
 def _unrejected_reversed(letter: str) -> re.Pattern[str]:
     """An occurrence of ``letter`` that _Text._rejected would not reject, matched on the reversed text: the letter,
     then lookbehinds for what follows it in the text and lookaheads for what precedes it."""
@@ -394,7 +396,6 @@ def _unrejected_reversed(letter: str) -> re.Pattern[str]:
 
 
 _OCCURRENCES = {letter: _occurrence_pattern(letter) for letter in _ALL_LETTERS}
-_UNREJECTED_REVERSED = {letter: _unrejected_reversed(letter) for letter in _ALL_LETTERS}
 
 
 class _Text:
@@ -451,7 +452,7 @@ class _Text:
             if not self._rejected(letter, m.start()):
                 return True
             m = pattern.search(text, m.end())
-        return m is not None and _UNREJECTED_REVERSED[letter].search(self.reversed()) is not None
+        return m is not None and _unrejected_reversed(letter).search(self.reversed()) is not None
 
 
 def _in_range(letter: str, letters: str) -> str | None:

@@ -305,7 +305,7 @@ def test_candidate_letters_equal_the_plain_definition(raw: str) -> None:
     text = extract._collapse(raw)
     for letter in "ABIJ":
         expected = _oracle_candidate(text, letter)
-        assert (extract._UNREJECTED_REVERSED[letter].search(text[::-1]) is not None) == expected, (letter, text)
+        assert (extract._unrejected_reversed(letter).search(text[::-1]) is not None) == expected, (letter, text)
         assert (letter in extract._Text(text, "ABCDEFGHIJ").candidates()) == expected, (letter, text)
 
 
