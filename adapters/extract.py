@@ -4,8 +4,8 @@ Owns: turning a model response into one option letter (or an explicit "no answer
 rule that decided, the reason when there is no answer, and the "Confidence: N%" clause parser.
 Pure standard library; nothing here depends on lmms-eval, and nothing is ever chosen at random.
 
-Benchmark runners' own parsers, reproduced for paper parity, live in their benchmark's folder (RoboVista:
-tasks/robovista/parity.py).
+Benchmark runners' own parsers, reproduced for paper parity, live in their benchmark's folder
+(tasks/<benchmark>/parity.py).
 
 Letters are positional (option 0 -> "A"); a question has 2..10 options (A..B up to A..J). Options may
 be given as texts (empty/None entries keep their letter, and such letters stay valid) or as a count. A letter
@@ -177,8 +177,8 @@ _CONFIDENCE = re.compile(
     + r"(?P<value>\d+(?:\.\d+)?)\s*%?[*_]*"
 )
 _CONFIDENCE_STRIDE = _CONFIDENCE.groups + 1
-_DOTLESS_I, _DOTTED_I = _utf8("ı"), _utf8("İ")
 _CONFIDENCE_VALUE = _CONFIDENCE.groupindex["value"]
+_DOTLESS_I, _DOTTED_I = _utf8("ı"), _utf8("İ")
 
 
 def split_confidence(text: str) -> tuple[str, float | None]:
@@ -416,7 +416,7 @@ class _Text:
             if self.text.isascii():
                 self._low = self.text.lower()
             else:  # (bytes.lower() lowers ASCII letters only, in C; positions are kept)
-                low = self.text.encode("utf-8", "surrogatepass").lower().decode("utf-8", "surrogatepass")
+                low = _utf8(self.text).lower().decode("utf-8", "surrogatepass")
                 for char, ascii_letter in _ASCII_EQUIVALENTS.items():
                     if char in low:
                         low = low.replace(char, ascii_letter)
@@ -580,22 +580,25 @@ def _words(folded: str, spaced: bool = False) -> str:
     if folded.isascii():
         return _collapse(folded.translate(_ASCII_WORDS), spaced)
     # ASCII punctuation on the UTF-8 bytes, the commonest non-ASCII marks by str.replace (all in C), then the rest
-    words = _utf8(folded).translate(_ASCII_WORD_BYTES).decode("utf-8", "surrogatepass")
-    for mark in _COMMON_MARKS:
-        if mark in words:
-            words = words.replace(mark, " ")
+    words = _marks_to_spaces(_utf8(folded).translate(_ASCII_WORD_BYTES).decode("utf-8", "surrogatepass"))
     if not words.isascii() and _NON_ASCII_NON_WORD_AT.search(words):
         words = _NON_ASCII_NON_WORD.sub(" ", words)
     return _collapse(words, spaced)
+
+
+def _marks_to_spaces(text: str) -> str:
+    """``text`` with each of _COMMON_MARKS replaced by " " (str.replace per mark present, in C)."""
+    for mark in _COMMON_MARKS:
+        if mark in text:
+            text = text.replace(mark, " ")
+    return text
 
 
 def _fold(text: str) -> str:
     """``text.casefold()`` with the commonest non-ASCII marks as spaces, which _words makes of them anyway (they are
     neither cased nor word characters): a text whose only non-ASCII characters they are is then lowered as ASCII."""
     if not text.isascii():
-        for mark in _COMMON_MARKS:
-            if mark in text:
-                text = text.replace(mark, " ")
+        text = _marks_to_spaces(text)
         if not text.isascii():
             return text.casefold()
     return text.lower()
