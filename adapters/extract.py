@@ -464,18 +464,36 @@ def _declaration(t: _Text) -> str | None:
     active = [number for number, (pattern, _) in enumerate(_DECLARATIONS_LOW) if pattern.search(low)]
     if not active:
         return None
-    if active[-1] < _FIRST_I_PATTERN:
-        # No match can then start inside another: the original's matches are all of these patterns' matches, read
-        # here from the last one back (usually the last one decides); after _BACKWARD_STEPS undecided ones, all of
-        # them in order.
-        backwards = merge(*(_backwards(low, number) for number in active), reverse=True)
-        decided, verdict = _last_declaration(t, islice((end for _, end in backwards), _BACKWARD_STEPS))
-        if decided:
-            return verdict
+    # The original's matches are all of these patterns' matches except one that starts at the letter "I" ending a
+    # match the original took; read here from the last one back (usually the last one decides).  After
+    # _BACKWARD_STEPS undecided ones, all of them in order.
+    backwards = merge(*(_backwards(low, number) for number in active), reverse=True)
+    last = list(islice(backwards, _BACKWARD_STEPS))
+    complete = len(last) < _BACKWARD_STEPS or active[-1] < _FIRST_I_PATTERN  # (no chains without the "I" pattern)
+    decided, verdict = _last_declaration(t, _taken_ends(last, complete))
+    if decided:
+        return verdict
     ends = _declaration_ends(low, active)
     if ends is None:
         ends = [m.end() for m in _DECLARATION.finditer(text)]
     return _last_declaration(t, reversed(ends))[1]
+
+
+def _taken_ends(last: list[tuple[int, int]], complete: bool) -> Iterator[int]:
+    """Ends of the matches in ``last`` ((start, end), last first) that the original's left-to-right scan takes, last
+    first.  A match starting at the letter "I" that ends the match before it (a chain: "I choose I choose C") is
+    taken exactly when that one is not; the earliest match of a chain is taken.  ``complete``: no match before
+    ``last`` can continue its earliest chain (else that chain is left undecided and nothing of it is yielded)."""
+    chain_start = 0
+    for index in range(1, len(last) + 1):
+        if index < len(last) and last[index][1] == last[index - 1][0] + 1:
+            continue  # last[index] ends at the first character of last[index - 1]: the same chain
+        if index == len(last) and not complete:
+            return
+        for member in range(chain_start, index):  # the chain, last first; its earliest member is at index - 1
+            if (index - 1 - member) % 2 == 0:
+                yield last[member][1]
+        chain_start = index
 
 
 def _last_declaration(t: _Text, ends: Iterable[int]) -> tuple[bool, str | None]:

@@ -400,6 +400,13 @@ def test_declaration_and_is_correct_equal_their_single_pattern(raw: str) -> None
     "Answer: B. " + "Answer: a cup. " * 40, "Answer: a cup. " * 40, "Answer: C. " + "the answer is a cup. " * 20
     + "my option is i think " * 20, "I choose B. " + "I choose a cup. " * 40, "I choose I " * 40 + "I choose a cup.",
     "Answer: D " + "I choose I choose a cup " * 30, "ANSWER: A cup. " * 40, "Answer: A Cup. " * 40,
+    # chains: a match starting at the letter "I" that ends the one before, of every parity, short and long
+    "I choose I choose C", "I choose I choose I choose C", "I choose I choose I choose I choose C",
+    "Answer: I choose B", "the answer is I choose I choose D", "I choose I choose a cup", "I pick I I pick I",
+    "I choose B. " + "I choose I choose C " * 20, "I choose D " + "I choose I " * 31 + "choose C",
+    "I choose D " + "I choose " * 40 + "I", "I choose D " + "I choose " * 31 + "C",
+    "I choose D " + "I choose " * 32 + "C",
+    "I choose D " + "I Choose " * 40 + "C", "I choose D " + "I Choose " * 41 + "C",  # ("I Choose": not the pronoun)
 ])
 def test_declarations_after_many_articles_equal_the_single_pattern(text: str) -> None:
     from lmms_agentic.adapters import extract

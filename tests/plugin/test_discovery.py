@@ -78,6 +78,40 @@ def test_include_path_and_hook_do_not_duplicate_the_folder() -> None:
     assert host._with_our_tasks(None) == [str(OUR_TASKS)]
 
 
+@pytest.mark.parametrize("mode", ["simple", "full"])
+def test_yaml_parsed_once_gives_what_lmms_eval_gives_as_independent_copies(mode: str) -> None:
+    from lmms_eval import utils
+
+    original = utils.load_yaml_config
+    paths = sorted(OUR_TASKS.rglob("*.yaml"))
+    expected = {path: _plain(original(yaml_path=str(path), mode=mode)) for path in paths}
+    with host._yaml_parsed_once(str(OUR_TASKS)):
+        assert utils.load_yaml_config is not original
+        for path in paths:  # each path twice: parsed, then served from the cache; a caller mutating its copy
+            for _ in range(2):
+                config = utils.load_yaml_config(yaml_path=str(path), mode=mode)
+                assert _plain(config) == expected[path], path
+                config.pop("include", None)
+                config.setdefault("metric_list", []).append({"metric": "mutated"})
+                for item in config.values():
+                    if isinstance(item, dict):
+                        item.clear()
+    assert utils.load_yaml_config is original
+
+
+def _plain(value: object) -> object:
+    """A YAML config with its !function nodes (mode "simple") as their tag and value, functions by name."""
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if hasattr(value, "tag") and hasattr(value, "value"):
+        return (value.tag, value.value)
+    if callable(value):
+        return getattr(value, "__qualname__", repr(value))
+    return value
+
+
 def test_unexpected_host_version_warns_once_with_the_fallback(monkeypatch: pytest.MonkeyPatch,
                                                               caplog: pytest.LogCaptureFixture) -> None:
     import importlib.metadata
