@@ -594,14 +594,19 @@ def _norm(s: str) -> str:
 
 
 def _words(folded: str, spaced: bool = False) -> str:
-    """The words of a case-folded text (``[^\\w\\s]|_`` -> " ", whitespace collapsed); ``spaced`` as in _collapse."""
+    """The words of a case-folded text joined by single spaces; ``spaced`` as in _collapse."""
+    return _collapse(_word_runs(folded), spaced)
+
+
+def _word_runs(folded: str) -> str:
+    """A case-folded text with ``[^\\w\\s]|_`` as " " (runs of spaces are left as they are)."""
     if folded.isascii():
-        return _collapse(folded.translate(_ASCII_WORDS), spaced)
+        return folded.translate(_ASCII_WORDS)
     # ASCII punctuation on the UTF-8 bytes, the commonest non-ASCII marks by str.replace (all in C), then the rest
     words = _marks_to_spaces(_utf8(folded).translate(_ASCII_WORD_BYTES).decode("utf-8", "surrogatepass"))
     if not words.isascii() and _NON_ASCII_NON_WORD_AT.search(words):
         words = _NON_ASCII_NON_WORD.sub(" ", words)
-    return _collapse(words, spaced)
+    return words
 
 
 def _marks_to_spaces(text: str) -> str:
@@ -645,6 +650,14 @@ def _uncovered(found: dict[str, tuple[str, list[int]]]) -> list[str]:
     return result
 
 
+@cache
+def _option_words(option: str, whole: bool) -> re.Pattern[str]:
+    """A normalised option text on a text whose words are separated by runs of spaces: the whole text (``whole``),
+    else an occurrence on word boundaries that starts at the space before it (the text padded with a space)."""
+    words = " +".join(map(re.escape, option.split(" ")))
+    return re.compile(f" *{words} *" if whole else f" {words}(?= )")
+
+
 def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
     letters = t.letters
     options = [(letters[i], _norm(o or "")) for i, o in enumerate(texts)]
@@ -652,19 +665,22 @@ def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
     folded = _fold(t.text)
     if not any(all(word in folded for word in o.split(" ")) for _, o in options):
         return None  # every option has a word the response lacks: it neither equals nor contains one
-    response = _words(folded, spaced=True)  # (its only whitespace is " ": case folding never makes any)
-    exact = [letter for letter, o in options if o == response]
+    # The response's words with runs of spaces between them (its only whitespace is " ": case folding never makes
+    # any); collapsing the runs costs more than everything else here, so it is done only when two options occur.
+    runs = _word_runs(folded)
+    exact = [letter for letter, o in options if _option_words(o, whole=True).fullmatch(runs)]
     if exact:
         return exact[0] if len(exact) == 1 else _AMBIGUOUS
-    padded = f" {response} "
-    found: dict[str, tuple[str, list[int]]] = {}
-    for letter, o in options:
-        if len(o) < 2 and o.isalpha():  # a single letter as option text says nothing as content
-            continue
-        needle = f" {o} "
-        if needle in padded:  # (str's own search; the regex engine's literal search is several times slower)
-            found[letter] = (needle, list(map(re.Match.start, re.finditer(re.escape(needle), padded))))
-    uncovered = _uncovered(found)
+    padded = f" {runs} "
+    present = [(letter, o) for letter, o in options
+               if not (len(o) < 2 and o.isalpha())  # a single letter as option text says nothing as content
+               and _option_words(o, whole=False).search(padded)]
+    if len(present) < 2:
+        uncovered = [letter for letter, _ in present]
+    else:  # which occurrence lies in which: on the words joined by single spaces
+        response = f" {_collapse(runs, spaced=True)} "
+        uncovered = _uncovered({letter: (needle, list(map(re.Match.start, re.finditer(re.escape(needle), response))))
+                                for letter, needle in ((letter, f" {o} ") for letter, o in present)})
     if len(uncovered) != 1:
         return _AMBIGUOUS if uncovered else None
     if t.candidates() - {uncovered[0]}:

@@ -350,6 +350,47 @@ def test_uncovered_option_texts_equal_the_plain_definition(response: str, texts:
     assert extract._uncovered(found) == _oracle_uncovered(padded, needles)
 
 
+# Rule 5 as written: the response's case-folded words joined by single spaces equal one option text, else contain
+# options (" text " in " words ", non-overlapping), of which the uncovered ones count.
+def _oracle_option_text(text: str, letters: str, texts: list[str | None]) -> str | None:
+    from lmms_agentic.adapters import extract
+
+    options = [(letters[i], extract._norm(o or "")) for i, o in enumerate(texts)]
+    options = [(letter, o) for letter, o in options if o]
+    response = extract._norm(text)
+    exact = [letter for letter, o in options if o == response]
+    if exact:
+        return exact[0] if len(exact) == 1 else "?"
+    padded = f" {response} "
+    needles = {letter: f" {o} " for letter, o in options if not (len(o) < 2 and o.isalpha())}
+    uncovered = _oracle_uncovered(padded, needles)
+    if len(uncovered) != 1:
+        return "?" if uncovered else None
+    if extract._Text(text, letters).candidates() - {uncovered[0]}:
+        return None
+    return uncovered[0]
+
+
+RESPONSE_PARTS = ["move", "Move", "MOVE", "left", "left,", "slowly", "stop", "lift", "the", "cup", "a", "B", "  ", " ",
+                  ",", ".", "’", "“", "”", "—", "_", "-", "(", "ı", "İ", "ß", "ss", "é", "Straße", "K", "ſtop", "\n",
+                  "move left", "move  left", "move-left", "move_left", "move left slowly", "(move left, slowly!)",
+                  "Stop."]
+OPTION_TEXTS = ["move left", "Move left slowly", "move, left", "lift the cup", "stop", "STOP!", "a", "b", "", None,
+                "strasse", "left move", "ß", "é cup", "move  left!"]
+
+
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.sampled_from(RESPONSE_PARTS), min_size=1, max_size=12).flatmap(
+           lambda parts: st.sampled_from([" ", "", "  "]).map(lambda sep: sep.join(parts))),
+       st.lists(st.sampled_from(OPTION_TEXTS), min_size=2, max_size=5))
+def test_option_text_rule_equals_its_plain_definition(raw: str, texts: list[str | None]) -> None:
+    from lmms_agentic.adapters import extract
+
+    text = extract._collapse(raw)
+    letters = "ABCDE"[:len(texts)]
+    assert extract._option_text(extract._Text(text, letters), texts) == _oracle_option_text(text, letters, texts)
+
+
 # Rules 1 and 2 as the single IGNORECASE patterns they are defined by (the module reads them on the lowered text with
 # İ ı ſ K made ASCII, starting at literal words): the same verdict on every text, with those four characters in it.
 def _original_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
