@@ -178,7 +178,6 @@ _CONFIDENCE = re.compile(
 )
 _CONFIDENCE_STRIDE = _CONFIDENCE.groups + 1
 _CONFIDENCE_VALUE = _CONFIDENCE.groupindex["value"]
-_DOTLESS_I, _DOTTED_I = _utf8("ı"), _utf8("İ")
 
 
 def split_confidence(text: str) -> tuple[str, float | None]:
@@ -189,8 +188,10 @@ def split_confidence(text: str) -> tuple[str, float | None]:
     if text.isascii():
         if "confidence" not in text.lower():
             return text, None
-    elif b"confidence" not in _utf8(text).lower().replace(_DOTLESS_I, b"i").replace(_DOTTED_I, b"i"):
-        return text, None  # (IGNORECASE also reads ı and İ as "i"; bytes.lower() lowers ASCII letters only)
+    else:  # every non-ASCII character as "?" (the "i" may be ı or İ, which IGNORECASE reads as "i")
+        folded = text.encode("ascii", "replace").lower()
+        if b"confidence" not in folded and b"conf?dence" not in folded:
+            return text, None
     parts = _CONFIDENCE.split(text)
     if len(parts) == 1:
         return text, None

@@ -215,11 +215,16 @@ def test_the_article_is_never_the_answer() -> None:
         ("Answer: B", "Answer: B", None),
         ("I have no confidence in this. Answer: C", "I have no confidence in this. Answer: C", None),
         ("", "", None),
+        ("Confıdence: 80% – B", "– B", 0.8),
+        ("机器人 CONFİDENCE: 50% 答案", "机器人   答案", 0.5),
+        ("机器人 confidence 答案", "机器人 confidence 答案", None),
+        ("机器人 conf‑dence: 50%", "机器人 conf‑dence: 50%", None),
     ],
     ids=[
         "pct_int", "pct_decimal_space", "over_100_clipped", "zero", "no_pct_sign", "after_answer",
         "before_answer", "markdown", "level_keyword", "two_clauses_last_wins", "fraction_read_as_percent",
-        "absent", "word_without_number", "empty",
+        "absent", "word_without_number", "empty", "dotless_i", "dotted_capital_i_in_cjk",
+        "cjk_word_without_number", "non_ascii_in_place_of_i",
     ],
 )
 def test_split_confidence(text: str, rest: str, value: float | None) -> None:
