@@ -50,11 +50,11 @@ of the text (what a rule needs before a position is read on the reversed text, w
 first occurrence that is not rejected in one scan).  Case-insensitive words are matched on the text with its ASCII
 letters lowered and İ ı ſ K replaced by the ASCII letters IGNORECASE equates them with, so every rule matches exactly
 what it matched with re.IGNORECASE (tests/adapters/test_parser_properties.py checks each fast path against the rule's
-plain definition).  Measured on CPython 3.11, 2 cores (benchmarks/parsers.py, 48 inputs of 1 MB): median ~12 ms;
-1 MB of chain-of-thought prose ~20-30 ms; the worst are loops built to defeat it ("Answer: a cup. " repeated: 66,000
-article declarations, ~40-45 ms) and, ~50-60 ms, the same loops or prose with one non-ASCII letter (the whole text
-is then stored with 2 bytes per character and every pass over it is slower).  The version before the linear rewrite
-took 84 s for 40,000 "*" and a digit and 250 s for 1 MB of prose.
+plain definition).  Measured on CPython 3.11, 2 cores (benchmarks/parsers.py, 48 inputs of 1 MB): median ~10-13 ms;
+the worst, 30-40 ms, are loops built to defeat it ("Answer: a cup. " repeated: 66,000 article declarations, read in
+one scan per keyword) and chain-of-thought prose with curly quotes, each also with one non-ASCII letter (the whole
+text is then stored with 2 bytes per character and every pass over it is slower).  The version before the linear
+rewrite took 84 s for 40,000 "*" and a digit and 250 s for 1 MB of prose.
 """
 
 from __future__ import annotations
@@ -123,12 +123,12 @@ _ASCII_SPACE_BYTES = bytes(32 if c < 128 and chr(c).isspace() else c for c in ra
 _NON_ASCII_SPACES = tuple(chr(c) for c in range(128, 0x3001) if chr(c).isspace())
 
 
-def _ci(word: str) -> str:
-    """``word`` as a case-sensitive pattern matching what it matched under re.IGNORECASE; spaces -> ``\\s+``."""
+def _ci(word: str, space: str = r"\s+") -> str:
+    """``word`` as a case-sensitive pattern matching what it matched under re.IGNORECASE; spaces -> ``space``."""
     parts = []
     for char in word:
         if char == " ":
-            parts.append(r"\s+")
+            parts.append(space)
         elif char.isalpha():
             parts.append("[" + _FOLDS.get(char, char + char.upper()) + "]")
         else:
@@ -224,10 +224,21 @@ _FUNCTION_WORDS = frozenset({
     "while", "though", "although", "whereas", "given", "due", "vs", "versus", "in", "on", "at", "to", "of",
     "from", "by", "with", "seems", "appears", "fits", "matches", "looks",
 })
+
+
+def _by_first_letter(words: Iterable[str]) -> str:
+    """An alternation of ``words`` grouped by first letter (the engine tries one group, not every word, at a
+    position: a third faster where the article test runs once per declaration)."""
+    groups: dict[str, list[str]] = {}
+    for word in words:
+        groups.setdefault(word[0], []).append(word[1:])
+    return "(?:" + "|".join(
+        first + "(?:" + "|".join(sorted(rests)) + ")" for first, rests in sorted(groups.items())
+    ) + ")"
+
+
 # "a lower-case word that is not a function word follows" (the article / pronoun test; case-sensitive)
-_WORD_NEXT = (
-    r"\s+(?!(?:" + "|".join(sorted(_FUNCTION_WORDS, key=lambda w: (-len(w), w))) + r")(?![a-z'’-]))[a-z]"
-)
+_WORD_NEXT = r"\s+(?!" + _by_first_letter(_FUNCTION_WORDS) + r"(?![a-z'’-]))[a-z]"
 _WORD_FOLLOWS = re.compile(_WORD_NEXT)
 _OPEN = r"[\s*_`\"'“”‘’(\[{]"  # emphasis, quotes and opening brackets before a letter
 _AFTER_LETTER = rf"(?![{_WORDCHAR}]|-[A-Za-z0-9İıKſ]|\.[{_LETTER}]\.)"  # standalone; not "e.g." / "i.e."
@@ -274,12 +285,14 @@ _DECL_TAIL_LOW = (
 )
 
 
-def _lookbehinds(literal: str, prefixes: Sequence[str]) -> tuple[str, tuple[int, ...]]:
+def _lookbehinds(
+    literal: str, prefixes: Sequence[str], spell: Callable[[str], str] = re.escape
+) -> tuple[str, tuple[int, ...]]:
     """Alternatives "the literal follows <prefix>, which starts a word" (one empty group per prefix length) and the
-    prefix length of each group."""
+    prefix length of each group; ``spell`` writes a prefix and the literal as a pattern of the same width."""
     by_length: dict[int, list[str]] = {}
     for prefix in prefixes:
-        by_length.setdefault(len(prefix), []).append(re.escape(prefix + literal))
+        by_length.setdefault(len(prefix), []).append(spell(prefix + literal))
     lengths = tuple(sorted(by_length, reverse=True))
     return "(?:" + "|".join(rf"(?<=(?<!\w)(?:{'|'.join(by_length[n])}))()" for n in lengths) + ")", lengths
 
@@ -298,6 +311,23 @@ _DECLARATIONS_LOW = (
     _option_declaration("choice"),
     (re.compile(r"i(?<!\w.)(?: would| will|['’]d|['’]ll)? (?:choose|pick|select|go with)\b" + _DECL_TAIL_LOW), ()),
 )
+# (c) on the normalised text itself, for a text where the "I" pattern matches nowhere (its chains only a
+# left-to-right scan resolves): the patterns of (b) before it, read as in (a), that also fail where the letter is the
+# article "a" or the pronoun "I" (_last_declaration's test).  Without the "I" pattern no match lies inside another
+# (what follows a keyword holds no keyword), so each match of these is one of the original's matches that counts,
+# and the last of them decides: one scan that builds nothing per article ("Answer: a cup. " x 66,000: 35 -> 17 ms).
+_NO_ARTICLE = rf"(?!(?<=[aAiI]){_WORD_NEXT})"
+
+
+def _counted_declaration(literal: str) -> re.Pattern[str]:
+    if literal == "answer":
+        head = _ci("answer") + r"(?<!\w.{6})[sSſ]?"
+    else:
+        head = _ci(literal) + _lookbehinds(literal, [k + " " for k in _KEYWORDS_2], lambda w: _ci(w, space=" "))[0]
+    return re.compile(head + _DECL_VERB + _DECL_TAIL + _NO_ARTICLE)
+
+
+_DECLARATIONS_COUNTED = tuple(map(_counted_declaration, _DECLARATION_LITERALS[:_FIRST_I_PATTERN]))
 
 
 # Rule 2.  The original (IGNORECASE):
@@ -474,6 +504,10 @@ def _declaration(t: _Text) -> str | None:
     decided, verdict = _last_declaration(t, _taken_ends(last, complete))
     if decided:
         return verdict
+    if active[-1] < _FIRST_I_PATTERN:
+        counted = (m.end() for number in active for m in _DECLARATIONS_COUNTED[number].finditer(text))
+        end = max(counted, default=None)
+        return None if end is None else _verdict(t, end)
     ends = _declaration_ends(low, active)
     if ends is None:
         ends = [m.end() for m in _DECLARATION.finditer(text)]
@@ -502,11 +536,15 @@ def _last_declaration(t: _Text, ends: Iterable[int]) -> tuple[bool, str | None]:
     the pronoun; (False, None) when there is none."""
     text = t.text
     for end in ends:
-        letter = text[end - 1]
-        if letter in "aAiI" and _WORD_FOLLOWS.match(text, end):
+        if text[end - 1] in "aAiI" and _WORD_FOLLOWS.match(text, end):
             continue  # the article "a" or the pronoun "I", not a letter
-        return True, (_AMBIGUOUS if _ALTERNATIVE.match(text, end) else _in_range(letter, t.letters))
+        return True, _verdict(t, end)
     return False, None
+
+
+def _verdict(t: _Text, end: int) -> str | None:
+    """The verdict of the declaration whose letter ends at ``end``: the letter, or ambiguous before "or C" etc."""
+    return _AMBIGUOUS if _ALTERNATIVE.match(t.text, end) else _in_range(t.text[end - 1], t.letters)
 
 
 def _start(m: re.Match[str], lengths: tuple[int, ...]) -> int:

@@ -456,3 +456,44 @@ def test_declarations_after_many_articles_equal_the_single_pattern(text: str) ->
     t = extract._Text(text, "ABCD")
     ends = [m.end() for m in declaration.finditer(text)]
     assert extract._declaration(t) == extract._last_declaration(t, reversed(ends))[1]
+
+
+def _oracle_declaration(text: str, letters: str) -> str | None:
+    """Rule 1's plain definition: of the single pattern's matches, the last whose letter is not the article "a" or
+    the pronoun "I" (a lower-case word that is not a function word follows) decides."""
+    from lmms_agentic.adapters import extract
+
+    declaration, _ = _original_patterns()
+    for match in reversed(list(declaration.finditer(text))):
+        end = match.end()
+        if text[end - 1] in "aAiI" and _function_word_next(text, end):
+            continue
+        return extract._AMBIGUOUS if extract._ALTERNATIVE.match(text, end) else extract._in_range(text[end - 1],
+                                                                                                    letters)
+    return None
+
+
+# More undecided declarations at the end than the backward steps (32), so the one-scan reading decides: articles
+# and pronouns of every form and next word, after random rule parts and declarations that count (the last decides).
+UNDECIDED = ["Answer: a cup.", "the answer is a cup", "final option is i think", "my choice: a cup",
+             "ANSWER: A cup", "best option = a anD", "correct choice is I see", "Final Option: *a cup",
+             "my optıon is a cup", "selected choice would be a x", "answer is: a nice", "proper choice = a it"]
+COUNTED = ["Answer: a Cup", "answer: i And", "answers: a because", "answer: a ıdea", "answer: *a* cup",
+           "answer: B or C", "answer: A and", "answer: ı cup", "final option is B", "my choice: (c)", "answer is D.",
+           "ANSWER: C", "the best choice is 'b'", "Final Option: 'a' cup", "FINAL CHOICE: (B)", "My Option is c",
+           "Best choice = d", "CORRECT OPTION: a Cup"]
+undecided_texts = st.tuples(
+    st.lists(st.sampled_from(COUNTED + UNDECIDED + RULE_PARTS), max_size=20),
+    st.lists(st.sampled_from(UNDECIDED), min_size=33, max_size=60),
+    st.lists(st.sampled_from(["cup", "the", "B", "not", ".", "so", "(", "*"]), max_size=5),
+    st.sampled_from([" ", ". ", "  "]),
+).map(lambda parts: parts[3].join([*parts[0], *parts[1], *parts[2]]))
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(undecided_texts)
+def test_declarations_past_the_backward_steps_equal_the_plain_definition(raw: str) -> None:
+    from lmms_agentic.adapters import extract
+
+    text = extract._collapse(raw)
+    assert extract._declaration(extract._Text(text, "ABCD")) == _oracle_declaration(text, "ABCD"), text
