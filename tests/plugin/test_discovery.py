@@ -78,10 +78,15 @@ def test_include_path_and_hook_do_not_duplicate_the_folder() -> None:
     assert host._with_our_tasks(None) == [str(OUR_TASKS)]
 
 
+@pytest.mark.parametrize("libyaml", [True, False], ids=["libyaml", "pure-python-yaml"])
 @pytest.mark.parametrize("mode", ["simple", "full"])
-def test_yaml_parsed_once_gives_what_lmms_eval_gives_as_independent_copies(mode: str) -> None:
+def test_yaml_parsed_once_gives_what_lmms_eval_gives_as_independent_copies(
+        mode: str, libyaml: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     from lmms_eval import utils
 
+    assert (host._libyaml_loader(mode) is not None) == yaml_has_libyaml()
+    if not libyaml:  # PyYAML built without libyaml: lmms-eval's own reading
+        monkeypatch.setattr(host, "_libyaml_loader", lambda mode: None)
     original = utils.load_yaml_config
     paths = sorted(OUR_TASKS.rglob("*.yaml"))
     expected = {path: _plain(original(yaml_path=str(path), mode=mode)) for path in paths}
@@ -97,6 +102,12 @@ def test_yaml_parsed_once_gives_what_lmms_eval_gives_as_independent_copies(mode:
                     if isinstance(item, dict):
                         item.clear()
     assert utils.load_yaml_config is original
+
+
+def yaml_has_libyaml() -> bool:
+    import yaml
+
+    return bool(yaml.__with_libyaml__)
 
 
 def _plain(value: object) -> object:
