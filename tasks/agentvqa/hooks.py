@@ -19,7 +19,7 @@ from PIL import Image
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.data import Location, resolve_media
 from lmms_agentic.adapters.docs import load_canonical, select_where
-from lmms_agentic.adapters.media import as_pil, decoded_once
+from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
 from lmms_agentic.adapters.schema import LETTERS
@@ -160,8 +160,7 @@ def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
     cells = doc.get(IMAGES) or []
 
     def load() -> list[Image.Image]:
-        return [as_pil(cell, where=f"agentvqa record {doc['id']!r}, {IMAGES}[{i}]").convert("RGB")
-                for i, cell in enumerate(cells)]
+        return [as_rgb(cell, where=f"agentvqa record {doc['id']!r}, {IMAGES}[{i}]") for i, cell in enumerate(cells)]
 
     # rows of one question under option permutations share their media: decode once (keyed by question)
     return decoded_once((records.BENCHMARK, doc.get("group_id") or doc["id"], IMAGES), load) if cells else []

@@ -28,7 +28,7 @@ from PIL import Image
 from lmms_agentic.adapters import bad_records, benchmarks, frames, provenance
 from lmms_agentic.adapters.data import Location, fetch_folder, locate, record_provenance, resolve_media
 from lmms_agentic.adapters.docs import select_where
-from lmms_agentic.adapters.media import as_pil, decoded_once
+from lmms_agentic.adapters.media import as_rgb, decoded_once
 from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
 from lmms_agentic.adapters.samples import loop_check, response_text
 from lmms_agentic.judges.client import default_client
@@ -108,7 +108,7 @@ def _media(doc: Mapping[str, Any], index: int) -> Path:
 
 def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
     def load() -> list[Image.Image]:
-        return [as_pil(str(_media(doc, i)), where=f"agentx task {doc['id']!r}, file_path[{i}]").convert("RGB")
+        return [as_rgb(str(_media(doc, i)), where=f"agentx task {doc['id']!r}, file_path[{i}]")
                 for i in range(len(doc["media"]))]
 
     return decoded_once((records.BENCHMARK, doc["id"]), load)

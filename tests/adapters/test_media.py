@@ -13,6 +13,7 @@ from lmms_agentic.adapters.media import (
     ImagePolicy,
     MediaError,
     as_pil,
+    as_rgb,
     check_image_cell,
     preprocess_image,
     scaled_size,
@@ -127,6 +128,30 @@ def test_bad_images_fail_with_the_record_field_and_problem(case: str) -> None:
             as_pil(cell, where=WHERE).convert("RGB")
         assert problem in str(decoded.value) and "_io.BytesIO" not in str(decoded.value)
     assert ImageFile.LOAD_TRUNCATED_IMAGES is True  # the process-wide setting is left as it was
+
+
+@pytest.mark.parametrize("mode", ["RGB", "RGBA", "L", "P", "LA", "CMYK", "I;16"])
+def test_as_rgb_decodes_every_mode_to_the_pixels_of_convert_rgb(mode: str, tmp_path: Path) -> None:
+    source = Image.new("RGB", (5, 4), (200, 30, 90))
+    source.putpixel((1, 2), (10, 250, 0))
+    image = source.convert(mode)
+    fmt = "TIFF" if mode in ("CMYK", "I;16") else "PNG"
+    path = tmp_path / f"x.{fmt.lower()}"
+    image.save(path, fmt)
+    expected = Image.open(path).convert("RGB")
+    for cell in (str(path), {"bytes": path.read_bytes(), "path": None}):
+        out = as_rgb(cell, where=WHERE)
+        assert out.mode == "RGB" and out.size == (5, 4) and out.tobytes() == expected.tobytes()
+        assert not getattr(out, "tile", None)  # decoded now, not on first touch
+
+
+@pytest.mark.usefixtures("lmms_eval_flag")
+@pytest.mark.parametrize("case", list(BAD_IMAGES))
+def test_as_rgb_refuses_bad_images_naming_the_record(case: str) -> None:
+    data, problem = BAD_IMAGES[case]
+    with pytest.raises(MediaError, match=r"robovista record 'q1', field 'images\[0\]'") as error:
+        as_rgb({"bytes": data, "path": None}, where=WHERE)
+    assert problem in str(error.value)
 
 
 def test_a_zero_byte_image_says_empty(tmp_path: Path) -> None:
