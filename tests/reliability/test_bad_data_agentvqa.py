@@ -3,6 +3,8 @@ naming the record, field or file (or a counted skip), never a library crash or a
 
 from __future__ import annotations
 
+import io
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +12,7 @@ from typing import Any
 
 import datasets
 import pytest
+from PIL import Image
 
 from lmms_agentic.tasks.agentvqa import hooks
 
@@ -71,6 +74,19 @@ def _all_rows(docs: datasets.Dataset) -> None:
     assert len(docs) == ROWS
 
 
+def _no_image_size(folder: Path) -> None:
+    set_field(1, "image_width", None)(folder)
+    set_field(1, "image_height", None)(folder)
+
+
+def _size_read_from_the_image(docs: datasets.Dataset) -> None:
+    row = docs[docs["id"].index("screenspot_0001")]
+    meta = json.loads(row["metadata_json"])
+    cell = row["images"][0]
+    with Image.open(io.BytesIO(cell["bytes"]) if isinstance(cell, dict) else cell) as image:
+        assert (meta["image_width"], meta["image_height"]) == image.size
+
+
 IMAGE = r"record 'gameqa_0001', field 'images\[0\]': image "
 KITCHEN = r"videos/kitchen_walk\.mp4"
 KITCHEN_RECORD = r"record '(vsibench|openeqa)_0001', field 'video'"
@@ -123,6 +139,7 @@ CASES = [
     Case("missing_column", drop_column("answer"), "load_error",
          (r"AgentVQA columns do not match the field map: missing answer \(column 'answer'\)",)),
     Case("extra_column", add_column("extra_column", "x"), "loads", check=_all_rows),
+    Case("coordinate_item_without_image_size", _no_image_size, "loads", check=_size_read_from_the_image),
 ]
 
 
