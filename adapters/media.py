@@ -33,6 +33,7 @@ import os
 import re
 import struct
 import threading
+import weakref
 import zlib
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -273,11 +274,18 @@ def _strict_load(image: ImageFile.ImageFile, where: str, source: str) -> None:
 
 def _make_strict(image: ImageFile.ImageFile, where: str, source: str) -> None:
     """Every later decode of ``image`` (``load()``, which ``convert``, ``resize``, ``tobytes``... call) is strict
-    and names the record on failure; reading ``size`` still needs no decode."""
+    and names the record on failure; reading ``size`` still needs no decode.  The override holds the image weakly:
+    a reference cycle would keep each decoded image (8-25 MB for a screenshot) alive after its last use until a full
+    garbage collection, which a long run with millions of objects seldom makes (peak memory then grows with it)."""
+    own = weakref.ref(image)
+
     def load() -> Any:
-        if image.tile:
-            _strict_load(image, where, source)
-        return type(image).load(image)
+        target = own()
+        if target is None:  # pragma: no cover - only reachable through the image itself
+            return None
+        if target.tile:
+            _strict_load(target, where, source)
+        return type(target).load(target)
 
     image.load = load  # type: ignore[method-assign]
 

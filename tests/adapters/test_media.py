@@ -154,6 +154,31 @@ def test_as_rgb_refuses_bad_images_naming_the_record(case: str) -> None:
     assert problem in str(error.value)
 
 
+@pytest.mark.parametrize("open_image", [
+    lambda cell: as_pil(cell, where=WHERE), lambda cell: as_rgb(cell, where=WHERE),
+    lambda cell: as_pil(cell, where=WHERE).convert("L"), lambda cell: as_pil(cell, where=WHERE).resize((2, 2)),
+], ids=["as_pil", "as_rgb", "as_pil-convert", "as_pil-resize"])
+def test_a_decoded_image_is_freed_at_its_last_use_not_at_a_garbage_collection(open_image: Any) -> None:
+    """A reference cycle would keep every decoded image alive until a full collection (a run's peak memory grew
+    with its length: 1.9 -> 2.2 GB from 250 to 1,000 AgentVQA items, 1.3 GB flat without the cycle)."""
+    import gc
+    import weakref
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (64, 48), (1, 2, 3)).save(buffer, "PNG")
+    gc.collect()
+    gc.disable()
+    try:
+        result = open_image(buffer.getvalue())
+        result.load()
+        produced = weakref.ref(result)
+        del result
+        assert produced() is None  # freed by reference counting
+        assert gc.collect() == 0  # and nothing it made along the way waits in a cycle (the opened file included)
+    finally:
+        gc.enable()
+
+
 def test_a_zero_byte_image_says_empty(tmp_path: Path) -> None:
     for cell in ({"bytes": b"", "path": None}, {"bytes": None, "path": None}, b""):
         with pytest.raises(MediaError, match=r"field 'images\[0\]': image is empty"):
