@@ -361,8 +361,9 @@ def as_rgb(cell: Any, *, where: str) -> Image.Image:
 
 # A handful of documents: decoded full-size screenshots weigh 8-25 MB each (an AitW trajectory of 6 phone
 # screenshots ~47 MB), so 64 entries held up to ~1.5 GB and made peak memory grow with the run (benchmarks/memory.py:
-# 2.48 GB at 250 AgentVQA items, 3.34 GB at 1,000; with 4 entries 1.85 and 1.99 GB).  Permutation rows of a question
-# are adjacent (adapters/permutation.py), so a small cache still decodes each question once.
+# 2.48 GB at 250 AgentVQA items, 3.34 GB at 1,000; with 4 entries 1.85 and 1.99 GB, and 1.30 GB at both once no
+# reference cycle kept evicted images alive, see _make_strict).  Permutation rows of a question are adjacent
+# (adapters/permutation.py), so a small cache still decodes each question once.
 IMAGE_CACHE_DOCUMENTS = 4
 _IMAGES: LruCache[Hashable, list[Image.Image]] = LruCache(IMAGE_CACHE_DOCUMENTS)
 
