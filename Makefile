@@ -31,7 +31,7 @@ test-fast: install
 	$(BIN)/python -m pytest -m "not e2e"
 
 ## full-scale speed and memory figures beside their targets (synthetic data built once into .cache/bench/;
-## about 10 minutes on 2 cores; writes benchmarks/results/; exit 1 when a figure misses its target)
+## about 5 minutes on 2 cores; writes benchmarks/results/; exit 1 when a figure misses its target)
 bench: install
 	$(BIN)/python -m benchmarks
 

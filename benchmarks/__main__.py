@@ -1,6 +1,6 @@
 """``make bench``: full-scale speed and memory checks, every figure printed beside its target.
 
-    python -m benchmarks                       # every section (about 10 minutes on 2 cores)
+    python -m benchmarks                       # every section (about 5 minutes on 2 cores)
     python -m benchmarks --quick               # smaller samples (about 4 minutes)
     python -m benchmarks --sections parsers,judge
 
