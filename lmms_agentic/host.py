@@ -138,7 +138,8 @@ def _yaml_parsed_once(folder: str) -> Iterator[None]:
     ``!function`` leaf is a YAML node that ``copy.deepcopy`` would copy with its marks: 850 objects per config, half
     the cost of indexing our folder); each file is read by libyaml, with lmms-eval's loader class and constructors.
     Measured (benchmarks/startup.py): the whole startup 1.12x -> about 1.05x plain lmms-eval with deep copies, 0.38 ->
-    0.2 s for our folder with container copies; its parsing 0.25 -> 0.02 s with libyaml (startup 1.06x -> 1.01x)."""
+    0.2 s for our folder with container copies; its parsing 0.25 -> 0.02 s with libyaml (startup 1.06x -> 0.98-1.03x
+    in three runs)."""
     from lmms_eval import utils
 
     original = utils.load_yaml_config
