@@ -297,18 +297,23 @@ def _lookbehinds(
     return "(?:" + "|".join(rf"(?<=(?<!\w)(?:{'|'.join(by_length[n])}))()" for n in lengths) + ")", lengths
 
 
-def _option_declaration(literal: str) -> tuple[re.Pattern[str], tuple[int, ...]]:
-    behind, lengths = _lookbehinds(literal, [keyword + " " for keyword in _KEYWORDS_2])
-    return re.compile(literal + behind + _DECL_VERB_LOW + _DECL_TAIL_LOW), lengths
+def _keyword_declaration(
+    literal: str, spell: Callable[[str], str], verb: str, tail: str
+) -> tuple[re.Pattern[str], tuple[int, ...]]:
+    """The declaration that starts with the keyword ``literal`` ("answer", or "option" / "choice" after one of
+    _KEYWORDS_2), its words written by ``spell``, then ``verb`` and ``tail``; and its lookbehinds' prefix lengths."""
+    if literal == "answer":
+        return re.compile(spell("answer") + r"(?<!\w.{6})" + spell("s") + "?" + verb + tail), ()
+    behind, lengths = _lookbehinds(literal, [keyword + " " for keyword in _KEYWORDS_2], spell)
+    return re.compile(spell(literal) + behind + verb + tail), lengths
 
 
 _DECLARATION_LITERALS = ("answer", "option", "choice", "i")
 _FIRST_I_PATTERN = 3  # this pattern starts at "I", which may be the letter of the declaration before
 _BACKWARD_STEPS = 32
 _DECLARATIONS_LOW = (
-    (re.compile(r"answer(?<!\w.{6})s?" + _DECL_VERB_LOW + _DECL_TAIL_LOW), ()),
-    _option_declaration("option"),
-    _option_declaration("choice"),
+    *(_keyword_declaration(literal, re.escape, _DECL_VERB_LOW, _DECL_TAIL_LOW)
+      for literal in _DECLARATION_LITERALS[:_FIRST_I_PATTERN]),
     (re.compile(r"i(?<!\w.)(?: would| will|['’]d|['’]ll)? (?:choose|pick|select|go with)\b" + _DECL_TAIL_LOW), ()),
 )
 # (c) on the normalised text itself, for a text where the "I" pattern matches nowhere (its chains only a
@@ -317,17 +322,10 @@ _DECLARATIONS_LOW = (
 # (what follows a keyword holds no keyword), so each match of these is one of the original's matches that counts,
 # and the last of them decides: one scan that builds nothing per article ("Answer: a cup. " x 66,000: 35 -> 17 ms).
 _NO_ARTICLE = rf"(?!(?<=[aAiI]){_WORD_NEXT})"
-
-
-def _counted_declaration(literal: str) -> re.Pattern[str]:
-    if literal == "answer":
-        head = _ci("answer") + r"(?<!\w.{6})[sSſ]?"
-    else:
-        head = _ci(literal) + _lookbehinds(literal, [k + " " for k in _KEYWORDS_2], lambda w: _ci(w, space=" "))[0]
-    return re.compile(head + _DECL_VERB + _DECL_TAIL + _NO_ARTICLE)
-
-
-_DECLARATIONS_COUNTED = tuple(map(_counted_declaration, _DECLARATION_LITERALS[:_FIRST_I_PATTERN]))
+_DECLARATIONS_COUNTED = tuple(
+    _keyword_declaration(literal, lambda words: _ci(words, space=" "), _DECL_VERB, _DECL_TAIL + _NO_ARTICLE)[0]
+    for literal in _DECLARATION_LITERALS[:_FIRST_I_PATTERN]
+)
 
 
 # Rule 2.  The original (IGNORECASE):
@@ -578,11 +576,10 @@ def _declaration_ends(low: str, active: list[int]) -> list[int] | None:
             found += zip(map(re.Match.start, matches), map(re.Match.end, matches), strict=True)
     found.sort()
     ends = [end for _, end in found]
-    if active[-1] == _FIRST_I_PATTERN:
-        letter_ends = set(ends)
-        i_starts = map(re.Match.start, _DECLARATIONS_LOW[_FIRST_I_PATTERN][0].finditer(low))
-        if any(start + 1 in letter_ends for start in i_starts):
-            return None
+    letter_ends = set(ends)  # (the "I" pattern is active: _declaration decides every text without it earlier)
+    i_starts = map(re.Match.start, _DECLARATIONS_LOW[_FIRST_I_PATTERN][0].finditer(low))
+    if any(start + 1 in letter_ends for start in i_starts):
+        return None
     return ends
 
 
