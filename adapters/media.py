@@ -351,7 +351,7 @@ def as_pil(cell: Any, *, where: str) -> Image.Image:
 
 def as_rgb(cell: Any, *, where: str) -> Image.Image:
     """`as_pil`, decoded now (strictly) and in RGB: converted only when its mode is another one (PIL's ``convert``
-    of an RGB image is a full copy: ~3 ms per full-size screenshot, 14% of AgentVQA's whole hook work)."""
+    of an RGB image is a full copy: ~3 ms per full-size screenshot, a seventh of a screenshot question's hook work)."""
     image = as_pil(cell, where=where)
     if image.mode != "RGB":
         return image.convert("RGB")
@@ -361,7 +361,7 @@ def as_rgb(cell: Any, *, where: str) -> Image.Image:
 
 # A handful of documents: decoded full-size screenshots weigh 8-25 MB each (an AitW trajectory of 6 phone
 # screenshots ~47 MB), so 64 entries held up to ~1.5 GB and made peak memory grow with the run (benchmarks/memory.py:
-# 2.48 GB at 250 AgentVQA items, 3.34 GB at 1,000; with 4 entries 1.85 and 1.99 GB, and 1.30 GB at both once no
+# 2.48 GB at 250 items, 3.34 GB at 1,000; with 4 entries 1.85 and 1.99 GB, and 1.30 GB at both once no
 # reference cycle kept evicted images alive, see _make_strict).  Permutation rows of a question are adjacent
 # (adapters/permutation.py), so a small cache still decodes each question once.
 IMAGE_CACHE_DOCUMENTS = 4

@@ -121,12 +121,11 @@ def _parse_yaml(original: Callable[..., Any], yaml_path: str, yaml_dir: Any, mod
     import yaml
 
     loader = _libyaml_loader(mode)
-    if loader is None:
-        return original(yaml_path=yaml_path, yaml_config=None, yaml_dir=yaml_dir, mode=mode)
-    with open(yaml_path, "rb") as file:
-        config = yaml.load(file, Loader=loader)
-    return original(yaml_path=yaml_path, yaml_config=config, yaml_dir=yaml_dir or os.path.dirname(yaml_path),
-                    mode=mode)
+    config = None  # (then ``original`` reads the file itself)
+    if loader is not None:
+        with open(yaml_path, "rb") as file:
+            config = yaml.load(file, Loader=loader)
+    return original(yaml_path=yaml_path, yaml_config=config, yaml_dir=yaml_dir, mode=mode)
 
 
 @contextlib.contextmanager
