@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from lmms_agentic.adapters.schema import RecordError
+from lmms_agentic.adapters.core.schema import RecordError
 
 SKIP_ENV = "LMMS_AGENTIC_SKIP_BAD_RECORDS"
 SHOWN = 50

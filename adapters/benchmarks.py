@@ -21,8 +21,6 @@ Manifest fields (see any `tasks/*/benchmark.json`):
   headline table (the report compares a run without a judge name against it).
 - `profile` (optional): metrics the multi-model report shows side by side per model, as a table and a chart (for
   benchmarks whose score is a profile of metrics rather than one accuracy).
-- `example_replies` (optional, non-MCQ benchmarks): dotted path of a function `doc -> list[str]` giving model
-  replies that exercise the scorer (used for the golden test of an exported task folder); MCQ benchmarks need none.
 
 Reading is lazy (first use) and cached per task folder; nothing happens at import.
 """
@@ -30,6 +28,7 @@ Reading is lazy (first use) and cached per task folder; nothing happens at impor
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lmms_agentic.adapters.data import DataSource
+from lmms_agentic.adapters.interface import BenchmarkPackage, check_package
 
 MANIFEST = "benchmark.json"
 Scale = Literal["percent", "unit"]
@@ -68,7 +68,6 @@ class Benchmark:
     schema_assumed: bool = False
     paper_judge: str | None = None
     profile: tuple[str, ...] = ()
-    example_replies: str | None = None
 
     @property
     def judged(self) -> bool:
@@ -82,6 +81,11 @@ class Benchmark:
     def task_files(self) -> dict[str, Path]:
         """Task and group names defined in this folder (generated permutation tasks included) -> YAML file."""
         return _task_index(self.folder)
+
+    def package(self) -> BenchmarkPackage:
+        """The benchmark's code, `tasks/<name>/__init__.py`, checked against `adapters.interface` (imported on first
+        use; the one place a benchmark is imported by its name)."""
+        return _package(self.name)
 
 
 def _get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: Path) -> Any:
@@ -128,9 +132,6 @@ def read_manifest(path: Path) -> Benchmark:
     judge = data.get("judge")
     if judge is not None and not isinstance(judge, dict):
         raise ManifestError(f"{path}: key 'judge' must be an object like {{\"paper_judge\": \"GPT-4o\"}}")
-    example_replies = data.get("example_replies")
-    if example_replies is not None and not isinstance(example_replies, str):
-        raise ManifestError(f"{path}: key 'example_replies' must be a dotted function path")
     return Benchmark(
         name=name,
         title=_get(data, "title", str, path),
@@ -157,7 +158,6 @@ def read_manifest(path: Path) -> Benchmark:
         schema_assumed=bool(source_data.get("schema_assumed", False)),
         paper_judge=None if judge is None else _get(judge, "paper_judge", str, path),
         profile=_strings(data, "profile", path) if "profile" in data else (),
-        example_replies=example_replies,
     )
 
 
@@ -215,6 +215,11 @@ def _task_index(folder: Path) -> dict[str, Path]:
     return index
 
 
+@functools.cache
+def _package(name: str) -> BenchmarkPackage:
+    return check_package(name, importlib.import_module(f"lmms_agentic.tasks.{name}"))
+
+
 def benchmark_of_task(task: str, root: Path | None = None) -> Benchmark | None:
     """The benchmark whose folder defines task or group `task` (None for tasks that are not ours)."""
     for benchmark in all_benchmarks(root).values():
@@ -227,3 +232,4 @@ def clear_cache() -> None:
     """Forget what was read (tests that write task folders call this)."""
     _registry.cache_clear()
     _task_index.cache_clear()
+    _package.cache_clear()

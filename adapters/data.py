@@ -236,7 +236,7 @@ def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id:
     the cache stores every file. A file link pointing anywhere else is refused. A missing file raises
     `FileNotFoundError` naming the record, the field and the path.
     """
-    from lmms_agentic.adapters.schema import RecordError
+    from lmms_agentic.adapters.core.schema import RecordError
 
     def refuse(problem: str) -> RecordError:
         return RecordError(benchmark, record_id, field_name, f"media path {relative!r} {problem}")

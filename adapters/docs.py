@@ -26,9 +26,9 @@ import datasets
 import pyarrow.compute as pc
 
 from lmms_agentic.adapters import bad_records, benchmarks, frames, media, provenance
+from lmms_agentic.adapters.core.schema import McqDoc, RecordError
 from lmms_agentic.adapters.data import DataLoadError, Location, load_split, locate, resolve_media
 from lmms_agentic.adapters.release_schema import ReleaseSchema, ResolvedSchema, present, resolve
-from lmms_agentic.adapters.schema import McqDoc, RecordError
 
 Normaliser = Callable[[Mapping[str, Any], int, ResolvedSchema], McqDoc]
 _CACHE: dict[tuple[str, Location], tuple[datasets.Dataset, Location]] = {}

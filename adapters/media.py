@@ -42,8 +42,8 @@ from typing import Any
 
 from PIL import Image, ImageFile, UnidentifiedImageError
 
+from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.adapters.lru import LruCache
-from lmms_agentic.adapters.schema import RecordError
 
 _WHERE = re.compile(r"(?P<benchmark>[\w.-]+) (?:record|task|item) (?P<id>'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"),"
                     r" (?:field )?(?P<field>.+)")

@@ -35,7 +35,7 @@ from typing import Any
 
 import datasets
 
-from lmms_agentic.adapters.schema import LETTERS
+from lmms_agentic.adapters.core.schema import LETTERS
 
 Permutation = tuple[int, ...]
 DEFAULT_SEED = 0

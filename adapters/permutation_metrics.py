@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from lmms_agentic.adapters.schema import LETTERS
+from lmms_agentic.adapters.core.schema import LETTERS
 
 Items = Sequence[Mapping[str, Any] | None]
 NAN = float("nan")

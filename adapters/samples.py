@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters import permutation, permutation_metrics
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
+from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.loops import check_response
 
 Record = dict[str, Any]
@@ -141,6 +141,15 @@ def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Reco
         return {record_metric: record, **{name: view(record) for name, view in chosen.items()}}
 
     return process_results
+
+
+def mcq_example_replies(doc: Mapping[str, Any]) -> list[str]:
+    """Replies that exercise an MCQ scorer on `doc` (a benchmark's `example_replies`): the gold letter, a wrong one,
+    no answer, and a think-then-answer reply with a stated confidence."""
+    letters = [chr(ord("A") + i) for i, text in enumerate(doc["options"]) if text]
+    wrong = next(letter for letter in letters if letter != doc["answer"])
+    return [doc["answer"], f"A red cup is on the left. The answer is {wrong}.", "A robot arm holds it.",
+            f"<think>Option {wrong} looks close.</think> Answer: {doc['answer']}\nConfidence: 70%"]
 
 
 def read_record(sample_line: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -78,6 +78,7 @@ def _child(results_file: Path) -> dict[str, float]:
     import time
 
     from lmms_agentic.adapters import stats
+    from lmms_agentic.adapters.core import scores
     from lmms_agentic.permutations import resolved_config, task_path
     from lmms_agentic.report import collect, write_report
 
@@ -98,7 +99,7 @@ def _child(results_file: Path) -> dict[str, float]:
     _, variants = collect(results_file)
     items = [item for variant in variants for item in variant.items]
     started = time.process_time()
-    stats.bootstrap_ci(items, lambda xs: stats.accuracy(xs), cluster_key="group_id", n_boot=1000)
+    stats.bootstrap_ci(items, lambda xs: scores.accuracy(xs), cluster_key="group_id", n_boot=1000)
     bootstrap = time.process_time() - started
     return {"aggregation": aggregation, "bootstrap": bootstrap, "report": report, "rows": float(len(items))}
 

@@ -1,6 +1,6 @@
 """Every parser on pathological 1 MB inputs (target: well under 50 ms per call; the figure is each parser's worst).
 
-Parsers: the strict extractor (``adapters/extract.py``: ``extract_choice`` with a count and with option texts,
+Parsers: the strict extractor (``adapters/core/extract.py``: ``extract_choice`` with a count and with option texts,
 ``split_confidence``), the RoboVista parity parser (``tasks/robovista/parity.py``, both released versions), the
 Agent-X trace parser (``tasks/agentx/trace.py``), the judge reply parsers (``judges/parsers.py``: score, yes/no,
 letter, refusal; ``judges/rubric.py``: the Agent-X JSON rubric, with Python literals) and the loop detector
@@ -105,7 +105,7 @@ def inputs() -> dict[str, str]:
 
 
 def parsers() -> dict[str, Callable[[str], Any]]:
-    from lmms_agentic.adapters.extract import extract_choice, split_confidence
+    from lmms_agentic.adapters.core.extract import extract_choice, split_confidence
     from lmms_agentic.adapters.loops import check_response
     from lmms_agentic.judges import AnyOf, ChoiceParser, JsonObjectParser, Number, ScoreParser, Text, YesNoParser
     from lmms_agentic.judges.parsers import clean_reply, looks_like_refusal

@@ -3,7 +3,7 @@
 Owns: the fallback's prompt template, the per-run switch (``LMMS_AGENTIC_MCQ_JUDGE=1``; off by default, read when
 ``mcq_judge_enabled`` runs) and ``McqExtraction``, which records the extraction path for the sample log:
 
-* ``path="rules"``: ``adapters.extract.extract_choice`` found the letter; no judge call.
+* ``path="rules"``: ``adapters.core.extract.extract_choice`` found the letter; no judge call.
 * ``path="judge"``: rules found nothing, the switch is on, and the judge named a valid letter.
 * ``path="none"``: no letter; ``reason`` says why: the extractor's reason when the judge is off or there is
   nothing to judge ("empty", "request_failed"; with the switch off also "no_match"/"ambiguous"), "judge_none"
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from lmms_agentic.adapters.extract import Extraction, extract_choice, option_letters
+from lmms_agentic.adapters.core.extract import Extraction, extract_choice, option_letters
 
 from .client import JudgeClient, default_client
 from .config import env_flag

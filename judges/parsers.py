@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
-from lmms_agentic.adapters.text import answer_text
+from lmms_agentic.adapters.core.text import answer_text
 
 __all__ = [
     "AnyOf",

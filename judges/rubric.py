@@ -102,7 +102,7 @@ class _TooComplex(Exception):
 
 
 # Inside braces: the next brace or quote (everything else is skipped in C), and the end of a quoted string
-# (a backslash escapes the next character; a quote may span lines, as in adapters.text.brace_spans(...,
+# (a backslash escapes the next character; a quote may span lines, as in adapters.core.text.brace_spans(...,
 # quote_ends_at_newline=False), which this scanner reproduces for top-level spans).
 _STRUCTURE = re.compile(r"[{}\"']")
 _OPEN_RUN = re.compile(r"\{+")
@@ -114,7 +114,7 @@ _QUOTED = {  # (the body is atomic: without its closing quote it must fail at on
 
 def _top_level_spans(text: str, max_spans: int | None, max_tokens: int | None) -> list[tuple[int, int]]:
     """(start, end) of every top-level brace-balanced ``{...}`` span, as
-    ``adapters.text.brace_spans(text, top_level=True, quote_ends_at_newline=False)`` finds them, reading runs of
+    ``adapters.core.text.brace_spans(text, top_level=True, quote_ends_at_newline=False)`` finds them, reading runs of
     braces and whole quoted strings at a time (raises _TooComplex past the bounds)."""
     spans: list[tuple[int, int]] = []
     tokens = 0

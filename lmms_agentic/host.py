@@ -225,10 +225,10 @@ def _redact_secrets_in_host_log() -> None:
 def deterministic_errors() -> tuple[type[BaseException], ...]:
     """Our errors that a retry cannot fix (bad data, records, manifests, schema overrides, missing media)."""
     from lmms_agentic.adapters.benchmarks import ManifestError
+    from lmms_agentic.adapters.core.schema import RecordError
     from lmms_agentic.adapters.data import DataLoadError
     from lmms_agentic.adapters.docs import ReleaseColumnsError
     from lmms_agentic.adapters.release_schema import SchemaOverrideError, UnknownLabelsError
-    from lmms_agentic.adapters.schema import RecordError
 
     return (DataLoadError, RecordError, ManifestError, SchemaOverrideError, UnknownLabelsError, ReleaseColumnsError)
 

@@ -75,7 +75,7 @@ def _template(mode: str, n_options: int) -> str:
     lines = []
     for name in permutation_metrics.metric_names(n_options):
         if name in ("loop_rate", "truncation_rate"):
-            lines.append(f"  - {{metric: {name}, aggregation: !function lmms_agentic.adapters.stats.mean_score, "
+            lines.append(f"  - {{metric: {name}, aggregation: !function lmms_agentic.adapters.core.scores.mean_score, "
                          f"higher_is_better: false}}")
             continue
         better = name not in permutation_metrics.LOWER_IS_BETTER and not name.startswith("excess_")

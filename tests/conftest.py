@@ -1,4 +1,5 @@
-"""Shared fixtures: the mini split, and a runner for the real lmms-eval CLI (used by e2e tests)."""
+"""Shared fixtures: the mini split, a runner for the real lmms-eval CLI (used by e2e tests), and the corrupted
+copies of the bad-data tests (`tests/bad_data.py`, used by `tests/<benchmark>/test_bad_data.py`)."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from lmms_agentic.adapters import bad_records, frames, media, provenance
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,3 +117,33 @@ def run_lmms_eval(args: list[str], output: Path, env: dict[str, str] | None = No
                "--output_path", str(output), "--log_samples"]
     done = subprocess.run(command, env=full_env, capture_output=True, text=True, timeout=timeout, check=False)
     return CliRun(done.returncode, done.stdout + done.stderr, output)
+
+
+# --------------------------------------------------------------------------- bad-data copies (tests/*/test_bad_data.py)
+
+@pytest.fixture(scope="session")
+def private_datasets_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Arrow caches of the corrupted copies go to a temporary folder, not the user's Hugging Face cache."""
+    import datasets
+
+    folder = tmp_path_factory.mktemp("hf-datasets-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(datasets.config, "HF_DATASETS_CACHE", folder)
+        yield folder
+
+
+@pytest.fixture
+def point_at(monkeypatch: pytest.MonkeyPatch, private_datasets_cache: Path) -> Callable[..., None]:
+    """Point ``benchmark`` at the folder ``copy`` (and set or clear the bad-record skip); forget decoded media
+    and recorded provenance, which are keyed by record id, not by data location."""
+    def point(benchmark: str, copy: Path, skip: bool = False) -> None:
+        monkeypatch.delenv("LMMS_AGENTIC_DATA", raising=False)
+        monkeypatch.setenv(f"LMMS_AGENTIC_DATA_{benchmark.upper()}", str(copy))
+        if skip:
+            monkeypatch.setenv(bad_records.SKIP_ENV, "1")
+        else:
+            monkeypatch.delenv(bad_records.SKIP_ENV, raising=False)
+        media.configure_image_cache(enabled=True, clear=True)
+        frames.clear_cache()
+        provenance.clear()
+    return point

@@ -11,5 +11,5 @@ Modules: ``spec`` (what a benchmark declares: ``tasks/<name>/error_modes.py`` wi
 convention), ``run`` (reading a run, documents, stratified sampling), ``judging`` (image-carrying requests on the
 shared judge layer, image-support declaration), ``output`` (CSV, distributions, figure, verification export),
 ``agreement`` (judge vs verifier), ``commands`` (the command line).  Importing this package (or ``commands``)
-loads nothing heavy; a benchmark's ``error_modes`` imports ``lmms_agentic.error_analysis.spec``.
+loads nothing heavy; a benchmark's ``error_modes`` imports ``lmms_agentic.judges.error_modes``.
 """

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from lmms_agentic.adapters import stats
+from lmms_agentic.adapters.core import scores
 from lmms_agentic.adapters.loops import token_slack
 
 
@@ -68,11 +68,11 @@ def loop_section(results: Mapping[str, Any], variants: Sequence[Any], results_fi
         clean = [item for item in items if not item["loop"]["loop"]]
         field = variant.correct_field
         seen_any = seen_any or bool(looped or hit) or any(item["loop"]["truncated"] for item in items)
-        rows.append(f"| {variant.name} | {len(items)} | {_fmt(stats.percent(len(looped), len(items)))} | "
-                    f"{_fmt(stats.rate(items, lambda item: bool(item['loop']['truncated'])))} | "
-                    f"{_fmt(stats.percent(len(hit), len(items))) if budget is not None and tokens else 'n/a'} | "
-                    f"{_fmt(stats.accuracy(items, field))} | {_fmt(stats.accuracy(clean, field))} | "
-                    f"{_fmt(stats.accuracy(looped, field))} ({len(looped)}) |")
+        rows.append(f"| {variant.name} | {len(items)} | {_fmt(scores.percent(len(looped), len(items)))} | "
+                    f"{_fmt(scores.rate(items, lambda item: bool(item['loop']['truncated'])))} | "
+                    f"{_fmt(scores.percent(len(hit), len(items))) if budget is not None and tokens else 'n/a'} | "
+                    f"{_fmt(scores.accuracy(items, field))} | {_fmt(scores.accuracy(clean, field))} | "
+                    f"{_fmt(scores.accuracy(looped, field))} ({len(looped)}) |")
     if not rows:
         return []
     if not seen_any:

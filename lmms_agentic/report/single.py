@@ -22,6 +22,7 @@ from typing import Any
 from lmms_agentic.adapters import benchmarks, stats
 from lmms_agentic.adapters import permutation_metrics as pm
 from lmms_agentic.adapters.benchmarks import Benchmark
+from lmms_agentic.adapters.core import scores
 from lmms_agentic.adapters.samples import read_record
 
 EXCLUDED_FROM_BREAKDOWNS = "unknown"
@@ -124,7 +125,7 @@ def _fmt(value: float) -> str:
 
 def _breakdown_rows(variant: Variant, field: str) -> list[str]:
     rows = []
-    for name, (acc, n) in stats.breakdown(variant.items, field, variant.correct_field).items():
+    for name, (acc, n) in scores.breakdown(variant.items, field, variant.correct_field).items():
         if name != EXCLUDED_FROM_BREAKDOWNS:
             rows.append(f"| {variant.name} | {field} | {name} | {n} | {_fmt(acc)} |")
     return rows
@@ -181,7 +182,7 @@ def _calibration(v: Variant) -> str:
     scored = [item for item in v.items if item.get("confidence") is not None]
     if not scored:
         return "-"
-    error = stats.calibration_error([i["confidence"] for i in scored], [bool(i[v.correct_field]) for i in scored])
+    error = scores.calibration_error([i["confidence"] for i in scored], [bool(i[v.correct_field]) for i in scored])
     return f"{_fmt(error)} ({len(scored)}/{len(v.items)} stated)"
 
 
@@ -233,11 +234,11 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
     for v in variants:
         gold = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "answer").items())
         pred = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "pred").items())
-        no_answer = stats.percent(sum(item["pred"] is None for item in v.items), len(v.items))
-        strict = _fmt(stats.accuracy(v.items, "correct")) if v.correct_field != "correct" else "-"
+        no_answer = scores.percent(sum(item["pred"] is None for item in v.items), len(v.items))
+        strict = _fmt(scores.accuracy(v.items, "correct")) if v.correct_field != "correct" else "-"
         field = v.correct_field
         lines.append(f"| {v.name} | {len(v.items)} | {_score(results, v)} | "
-                     f"{_fmt(stats.accuracy(v.items, field))} "
+                     f"{_fmt(scores.accuracy(v.items, field))} "
                      f"{_ci(v.items, field)} | "
                      f"{strict} | {_fmt(no_answer)} | {_calibration(v)} | {gold} | {pred} |")
     lines += _other_tasks(results, {v.name for v in variants})
@@ -273,7 +274,7 @@ def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
     width = 0.8 / max(1, len(variants))
     fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(domains)), 4.0))
     for k, v in enumerate(variants):
-        table = stats.breakdown(v.items, "domain", v.correct_field)
+        table = scores.breakdown(v.items, "domain", v.correct_field)
         values = [table.get(d, (float("nan"), 0))[0] for d in domains]
         ax.bar([x + k * width for x in range(len(domains))], values, width, label=v.name)
     ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(domains))])

@@ -23,10 +23,10 @@ from typing import Any
 from PIL import Image
 
 from lmms_agentic.adapters import benchmarks
+from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.data import fetch_folder, locate
 from lmms_agentic.adapters.reference import load_reference, rows_for
-from lmms_agentic.adapters.schema import LETTERS
-from lmms_agentic.error_analysis.spec import ErrorModes, Item, JudgeInput, Mode, mode_template
+from lmms_agentic.judges.error_modes import ErrorModes, Item, JudgeInput, Mode, mode_template
 from lmms_agentic.judges import PromptTemplate
 from lmms_agentic.tasks.agentvqa import hooks, records
 

@@ -17,12 +17,12 @@ import datasets
 from PIL import Image
 
 from lmms_agentic.adapters import frames
+from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.data import Location, resolve_media
 from lmms_agentic.adapters.docs import load_canonical, select_where
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
-from lmms_agentic.adapters.schema import LETTERS
 from lmms_agentic.judges.mcq_fallback import extract_with_fallback
 from lmms_agentic.tasks.agentvqa import metrics, records
 from lmms_agentic.tasks.agentvqa.sources import RenderedOptions, adapter_for

@@ -1,4 +1,4 @@
-"""AgentVQA metrics: the per-row view each metric receives (all are plain means, `adapters.stats.mean_score`).
+"""AgentVQA metrics: the per-row view each metric receives (all are plain means, `adapters.core.scores.mean_score`).
 
 Counting convention (paper, verified on Table 1): per-domain accuracy has a fixed denominator — an unanswered,
 unparsable or failed item counts as wrong; the overall score is the unweighted mean of the five domain accuracies

@@ -20,9 +20,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from lmms_agentic.adapters.core.schema import LETTERS, McqDoc, RecordError, Visuals
 from lmms_agentic.adapters.docs import ReleaseColumnsError
 from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema, present
-from lmms_agentic.adapters.schema import LETTERS, McqDoc, RecordError, Visuals
 from lmms_agentic.tasks.agentvqa.sources import check_coordinates
 
 BENCHMARK = "agentvqa"

@@ -4,7 +4,7 @@ Sources whose options carry coordinates (click points, tap actions, grasp points
 coordinates per option in `option_coordinates` [ASSUMPTION, see README.md]: `None`, a point `[x, y]`, a box
 `[x1, y1, x2, y2]` or a trajectory `[[x, y], ...]`. The adapter finds each pixel literal in the released option text
 (e.g. the `(540, 1210)` of `tap (540, 1210)`) and replaces it with the same coordinates rendered in the run's
-declared convention (`adapters.coords`). With the `pixel_xy` convention the released text comes back unchanged.
+declared convention (`adapters.core.coords`). With the `pixel_xy` convention the released text comes back unchanged.
 
 All or nothing: either every coordinate of every option is re-rendered (`status="rerendered"`), or, when any one
 cannot be (no structured coordinates, a literal not found in the text, a value outside the image, no image size),
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_agentic.adapters import coords
+from lmms_agentic.adapters.core import coords
 
 PIXEL_FORMATS = {"", "point_xy_abs", "bbox_xyxy_abs", "trajectory_xy_abs"}
 

@@ -42,9 +42,9 @@ from typing import Any
 
 from lmms_agentic.adapters import bad_records
 from lmms_agentic.adapters.bad_records import BadRecordsError, Exclusion
+from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.adapters.docs import ReleaseColumnsError
 from lmms_agentic.adapters.release_schema import OVERRIDE_FILE, ReleaseSchema, ResolvedSchema, SchemaOverrideError
-from lmms_agentic.adapters.schema import RecordError
 
 BENCHMARK = "agentx"
 DATA_FILE = "data.json"

@@ -30,7 +30,7 @@ PARSE ORDER (the first candidate that parses to a dict wins):
      first.  The first two may be any dict (they are the whole response); a fenced block counts only with a
      top-level trace key (see 3).
   3. brace-balanced ``{...}`` spans of the text (string-aware, ' and " quotes, a quote never spans a newline: the
-     spans of ``adapters.text.brace_spans``, found by the bounded scan above), the span that ends LAST first (an
+     spans of ``adapters.core.text.brace_spans``, found by the bounded scan above), the span that ends LAST first (an
      outer object before its inner ones); only spans that parse to a dict with a top-level trace key
      (reasoning_steps / final_answer / final_output) count, so a truncated trace does not degrade into one of its
      step dicts.  parse_path "balanced_json" / "balanced_literal".
@@ -70,8 +70,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX
-from lmms_agentic.adapters.text import answer_text
+from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX
+from lmms_agentic.adapters.core.text import answer_text
 from lmms_agentic.tasks.agentx.errors import invalid_json_format
 
 __all__ = [
@@ -349,7 +349,7 @@ def _has_trace_key(found: tuple[dict[str, Any], str] | None) -> bool:
 
 def _key_spans(text: str, keys: Sequence[int]) -> list[tuple[int, int]]:
     """The balanced ``{...}`` spans of ``text`` that contain one of the sorted positions ``keys``, the span that closes
-    last first, at most ``MAX_BALANCED_ATTEMPTS`` of them.  The spans are those of ``adapters.text.brace_spans``
+    last first, at most ``MAX_BALANCED_ATTEMPTS`` of them.  The spans are those of ``adapters.core.text.brace_spans``
     (quotes tracked only inside braces, a quote ends at its closing quote or a newline, backslash escapes).  Outside
     braces one match skips prose and flat ``{...}`` pairs (no brace or quote inside); inside braces one match skips
     to and takes the next run of braces or the next whole quoted string.  Each match is a token; at most

@@ -23,9 +23,9 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.reference import load_reference, rows_for
-from lmms_agentic.adapters.schema import LETTERS
-from lmms_agentic.error_analysis.spec import ANY_DOMAIN, ErrorModes, Item, JudgeInput, Mode, mode_template
+from lmms_agentic.judges.error_modes import ANY_DOMAIN, ErrorModes, Item, JudgeInput, Mode, mode_template
 from lmms_agentic.tasks.robovista import hooks, records
 
 TEMPLATE_VERSION = "1"

@@ -1,7 +1,7 @@
 """lmms-eval hooks for RoboVista: loading (process_docs), prompt layout, visuals and per-sample records.
 
 Glue only: the raw-row reader is `records.py`, the runner's two released answer parsers `parity.py`, the
-strict extractor `adapters.extract`, image preprocessing `adapters.media`, example choice `adapters.fewshot`;
+strict extractor `adapters.core.extract`, image preprocessing `adapters.media`, example choice `adapters.core.fewshot`;
 metric views and aggregations are in `metrics.py`. Prompt texts are configuration: they come from the task YAML's
 `lmms_eval_specific_kwargs`, so every variant's exact wording is visible there (and recorded by lmms-eval in the
 results file's `configs`, image preprocessing included).
@@ -21,14 +21,14 @@ from typing import Any
 import datasets
 from PIL import Image
 
+from lmms_agentic.adapters.core.extract import split_confidence
+from lmms_agentic.adapters.core.fewshot import choose_examples
+from lmms_agentic.adapters.core.prompting import mcq_text, option_lines, with_system_prompt
+from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.adapters.docs import load_canonical, select_where
-from lmms_agentic.adapters.extract import split_confidence
-from lmms_agentic.adapters.fewshot import choose_examples
 from lmms_agentic.adapters.media import ImagePolicy, as_pil, decoded_once, preprocess_image
 from lmms_agentic.adapters.permutation import permutable
-from lmms_agentic.adapters.prompting import mcq_text, option_lines, with_system_prompt
 from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
-from lmms_agentic.adapters.schema import RecordError
 from lmms_agentic.judges.mcq_fallback import extract_with_fallback
 from lmms_agentic.tasks.robovista import metrics, parity, records
 

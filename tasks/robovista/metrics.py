@@ -6,10 +6,10 @@ runner's first released parser (`parity_20260706`, `pred_parity`); `parity_20260
 (`parsers`, README.md says which published numbers each reproduces); `strict_acc` the project's strict extractor
 (`pred`). Breakdowns use the raw label
 values; the rows with an empty domain or ability count only in the overall figures. Calibration error follows
-`adapters.stats.calibration_error` (consecutive bins of 100 items).
+`adapters.scores.calibration_error` (consecutive bins of 100 items).
 
 `parity_acc` receives the full sample record (`adapters.samples`); every other metric receives a view:
-`{"score": 100|0}` for the rows it counts (aggregated by `adapters.stats.mean_score`) or None. Metric names are
+`{"score": 100|0}` for the rows it counts (aggregated by `adapters.scores.mean_score`) or None. Metric names are
 chosen so that no name is a substring of another (lmms-eval matches group metrics by substring).
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lmms_agentic.adapters import stats
+from lmms_agentic.adapters.core import scores
 from lmms_agentic.adapters.samples import View, field_view, field_view_where, no_answer_view, request_failed_view, score
 
 Items = Sequence[Mapping[str, Any] | None]
@@ -68,7 +68,7 @@ def views(metric_names: Sequence[str]) -> dict[str, View]:
 
 def _calibration(items: Items, hle_compat: bool) -> float:
     scored = [item for item in items if item is not None]
-    return stats.calibration_error([float(item["confidence"]) for item in scored],
+    return scores.calibration_error([float(item["confidence"]) for item in scored],
                                    [bool(item["correct"]) for item in scored], hle_compat=hle_compat)
 
 

@@ -2,7 +2,7 @@
 
 Owns: both public versions of ``parse_answer`` in ``benchmark/run_benchmark.py`` of ``Dimios45/robovista``,
 reproduced letter for letter; the name of the released rule that decided; which version ``"parity"`` means
-(DEFAULT_PARSER).  The project's own conservative extractor (mode ``"strict"``) stays in adapters/extract.py.
+(DEFAULT_PARSER).  The project's own conservative extractor (mode ``"strict"``) stays in adapters/core/extract.py.
 
 Modes:
   ``parity_20260706``  commit 5163b10 (2026-07-06, "Initial public release"): the parser the paper describes
@@ -74,8 +74,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, Extraction
-from lmms_agentic.adapters.text import split_at_think_close
+from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX, Extraction
+from lmms_agentic.adapters.core.text import split_at_think_close
 
 __all__ = [
     "DEFAULT_PARSER",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lmms_agentic.adapters.core.schema import LETTERS, McqDoc, RecordError, Visuals, require, require_str_list
 from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema
-from lmms_agentic.adapters.schema import LETTERS, McqDoc, RecordError, Visuals, require, require_str_list
 
 BENCHMARK = "robovista"
 UNKNOWN = "unknown"

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from lmms_agentic.adapters.coords import CONVENTIONS, FAMILY_CONVENTIONS, convention, render, render_box, render_point
+from lmms_agentic.adapters.core.coords import (
+    CONVENTIONS,
+    FAMILY_CONVENTIONS,
+    convention,
+    render,
+    render_box,
+    render_point,
+)
 
 W, H = 1920, 1080
 

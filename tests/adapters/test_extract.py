@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.adapters.extract.
+"""Table-driven tests for lmms_agentic.adapters.core.extract.
 
 Every extraction case pins the letter, the rule that fired and (for no answer) the reason, so any change
 in behaviour, including which rule decides, fails a test.  Case ids read "<what>__<expected>".
@@ -11,7 +11,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from lmms_agentic.adapters.extract import (
+from lmms_agentic.adapters.core.extract import (
     REQUEST_FAILED_PREFIX,
     STRICT_RULES,
     Extraction,

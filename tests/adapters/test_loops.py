@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters import extract, loops
+from lmms_agentic.adapters import loops
+from lmms_agentic.adapters.core import extract
 from lmms_agentic.adapters.loops import (
     CYCLE_LOG_CHARS,
     MIN_REPEATS,

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from PIL import Image, ImageFile
 
+from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.adapters.media import (
     ImagePolicy,
     MediaError,
@@ -18,7 +19,6 @@ from lmms_agentic.adapters.media import (
     preprocess_image,
     scaled_size,
 )
-from lmms_agentic.adapters.schema import RecordError
 
 
 @pytest.mark.parametrize(("size", "expected"), [

@@ -21,7 +21,7 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from lmms_agentic.adapters.extract import (  # noqa: E402
+from lmms_agentic.adapters.core.extract import (  # noqa: E402
     REQUEST_FAILED_PREFIX,
     STRICT_RULES,
     Extraction,
@@ -230,7 +230,7 @@ unicode_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=200) | ad
 @FAST
 @given(unicode_text)
 def test_fast_whitespace_and_word_normalisation(text: str) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     assert extract._collapse(text) == " ".join(text.split())
     assert extract._norm(text) == " ".join(re.sub(r"[^\w\s]|_", " ", text.casefold()).split())
@@ -239,7 +239,7 @@ def test_fast_whitespace_and_word_normalisation(text: str) -> None:
 @FAST
 @given(st.lists(st.sampled_from(['{', '}', '"', "'", "\\", "\n", " ", "x", ":", "1"]), max_size=60).map("".join))
 def test_top_level_spans_equal_brace_spans(text: str) -> None:
-    from lmms_agentic.adapters.text import brace_spans
+    from lmms_agentic.adapters.core.text import brace_spans
     from lmms_agentic.judges.rubric import _top_level_spans
 
     assert _top_level_spans(text, None, None) == brace_spans(text, top_level=True, quote_ends_at_newline=False)
@@ -271,7 +271,7 @@ candidate_texts = st.lists(st.sampled_from(CANDIDATE_PARTS), max_size=60).flatma
 
 
 def _function_word_next(text: str, index: int) -> bool:
-    from lmms_agentic.adapters.extract import _FUNCTION_WORDS
+    from lmms_agentic.adapters.core.extract import _FUNCTION_WORDS
 
     m = re.match(r"\s+([a-z][a-z'’-]*)", text[index:])
     return m is not None and not any(re.match(re.escape(w) + r"(?![a-z'’-])", m.group(1)) for w in _FUNCTION_WORDS)
@@ -300,7 +300,7 @@ def _oracle_candidate(text: str, letter: str) -> bool:
 @settings(max_examples=400, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(candidate_texts)
 def test_candidate_letters_equal_the_plain_definition(raw: str) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     text = extract._collapse(raw)
     for letter in "ABIJ":
@@ -314,7 +314,7 @@ def test_candidate_letters_equal_the_plain_definition(raw: str) -> None:
     "I think " * 20 + "I", "not option (A) " * 20 + "so A.", "A-b A.b e.g. A" + " not A" * 20, "Not  a A" * 10,
 ])
 def test_many_rejected_occurrences_then_the_verdict(text: str) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     text = extract._collapse(text)
     for letter in "AI":
@@ -340,7 +340,7 @@ def _oracle_uncovered(padded: str, needles: dict[str, str]) -> list[str]:
        st.lists(st.lists(st.sampled_from(["move", "left", "slowly", "a"]), min_size=1, max_size=3).map(" ".join),
                 min_size=2, max_size=5))
 def test_uncovered_option_texts_equal_the_plain_definition(response: str, texts: list[str]) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     padded = f" {response} "
     needles = {"ABCDE"[i]: f" {text} " for i, text in enumerate(texts)}
@@ -353,7 +353,7 @@ def test_uncovered_option_texts_equal_the_plain_definition(response: str, texts:
 # Rule 5 as written: the response's case-folded words joined by single spaces equal one option text, else contain
 # options (" text " in " words ", non-overlapping), of which the uncovered ones count.
 def _oracle_option_text(text: str, letters: str, texts: list[str | None]) -> str | None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     options = [(letters[i], extract._norm(o or "")) for i, o in enumerate(texts)]
     options = [(letter, o) for letter, o in options if o]
@@ -384,7 +384,7 @@ OPTION_TEXTS = ["move left", "Move left slowly", "move, left", "lift the cup", "
            lambda parts: st.sampled_from([" ", "", "  "]).map(lambda sep: sep.join(parts))),
        st.lists(st.sampled_from(OPTION_TEXTS), min_size=2, max_size=5))
 def test_option_text_rule_equals_its_plain_definition(raw: str, texts: list[str | None]) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     text = extract._collapse(raw)
     letters = "ABCDE"[:len(texts)]
@@ -394,7 +394,7 @@ def test_option_text_rule_equals_its_plain_definition(raw: str, texts: list[str 
 # Rules 1 and 2 as the single IGNORECASE patterns they are defined by (the module reads them on the lowered text with
 # İ ı ſ K made ASCII, starting at literal words): the same verdict on every text, with those four characters in it.
 def _original_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     declaration = re.compile(
         r"(?:(?:\banswers?|\b(?:final|correct|right|best|proper|chosen|selected|my)\s+(?:option|choice))"
@@ -425,7 +425,7 @@ rule_texts = st.lists(st.sampled_from(RULE_PARTS), max_size=40).flatmap(
 @settings(max_examples=500, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(rule_texts)
 def test_declaration_and_is_correct_equal_their_single_pattern(raw: str) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     declaration, is_correct = _original_patterns()
     text = extract._collapse(raw)
@@ -450,7 +450,7 @@ def test_declaration_and_is_correct_equal_their_single_pattern(raw: str) -> None
     "I choose D " + "I Choose " * 40 + "C", "I choose D " + "I Choose " * 41 + "C",  # ("I Choose": not the pronoun)
 ])
 def test_declarations_after_many_articles_equal_the_single_pattern(text: str) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     declaration, _ = _original_patterns()
     t = extract._Text(text, "ABCD")
@@ -461,7 +461,7 @@ def test_declarations_after_many_articles_equal_the_single_pattern(text: str) ->
 def _oracle_declaration(text: str, letters: str) -> str | None:
     """Rule 1's plain definition: of the single pattern's matches, the last whose letter is not the article "a" or
     the pronoun "I" (a lower-case word that is not a function word follows) decides."""
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     declaration, _ = _original_patterns()
     for match in reversed(list(declaration.finditer(text))):
@@ -493,7 +493,7 @@ undecided_texts = st.tuples(
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(undecided_texts)
 def test_declarations_past_the_backward_steps_equal_the_plain_definition(raw: str) -> None:
-    from lmms_agentic.adapters import extract
+    from lmms_agentic.adapters.core import extract
 
     text = extract._collapse(raw)
     assert extract._declaration(extract._Text(text, "ABCD")) == _oracle_declaration(text, "ABCD"), text

@@ -7,19 +7,20 @@ import math
 import pytest
 
 from lmms_agentic.adapters import stats
-from lmms_agentic.adapters.fewshot import choose_examples
+from lmms_agentic.adapters.core import scores
+from lmms_agentic.adapters.core.fewshot import choose_examples
 
 
 def test_accuracy_counts_unanswered_as_wrong_and_nan_when_empty() -> None:
     items = [{"correct": True}, {"correct": False}, {"correct": False}, {"correct": True}]
-    assert stats.accuracy(items) == 50.0
-    assert math.isnan(stats.accuracy([]))
-    assert math.isnan(stats.accuracy(items, where=lambda item: False))
+    assert scores.accuracy(items) == 50.0
+    assert math.isnan(scores.accuracy([]))
+    assert math.isnan(scores.accuracy(items, where=lambda item: False))
 
 
 def test_breakdown() -> None:
     items = [{"d": "x", "correct": True}, {"d": "x", "correct": False}, {"d": "y", "correct": True}]
-    assert stats.breakdown(items, "d") == {"x": (50.0, 2), "y": (100.0, 1)}
+    assert scores.breakdown(items, "d") == {"x": (50.0, 2), "y": (100.0, 1)}
 
 
 @pytest.mark.parametrize(("confidences", "correct", "bin_size", "hle", "expected"), [
@@ -36,26 +37,26 @@ def test_breakdown() -> None:
 ], ids=["perfect", "worst", "flat", "two-bins", "hle-skips-last", "remainder"])
 def test_calibration_error(confidences: list[float], correct: list[bool], bin_size: int, hle: bool,
                            expected: float) -> None:
-    assert stats.calibration_error(confidences, correct, bin_size, hle) == pytest.approx(expected)
+    assert scores.calibration_error(confidences, correct, bin_size, hle) == pytest.approx(expected)
 
 
 def test_calibration_error_bins_for_474_items() -> None:
     """N=474 gives bins of 100, 100, 100, 174; the HLE loop uses only the first 300 items."""
     confidences = [i / 474 for i in range(474)]
     correct = [True] * 474
-    full = stats.calibration_error(confidences, correct)
+    full = scores.calibration_error(confidences, correct)
     bins = [range(0, 100), range(100, 200), range(200, 300), range(300, 474)]
     expected = math.sqrt(sum(len(b) / 474 * (sum(confidences[i] for i in b) / len(b) - 1) ** 2 for b in bins))
     assert full == pytest.approx(100 * expected)
-    hle = stats.calibration_error(confidences, correct, hle_compat=True)
+    hle = scores.calibration_error(confidences, correct, hle_compat=True)
     assert hle == pytest.approx(100 * math.sqrt(sum(len(b) / 474 * (sum(confidences[i] for i in b) / len(b) - 1) ** 2
                                                     for b in bins[:3])))
-    assert math.isnan(stats.calibration_error([], []))
+    assert math.isnan(scores.calibration_error([], []))
 
 
 def test_calibration_error_rejects_mismatched_inputs() -> None:
     with pytest.raises(ValueError, match="2 confidences but 1"):
-        stats.calibration_error([0.1, 0.2], [True])
+        scores.calibration_error([0.1, 0.2], [True])
 
 
 def test_examples_share_the_key_and_are_never_the_item_itself() -> None:
@@ -88,16 +89,16 @@ def test_examples_reject_duplicate_ids() -> None:
 
 def test_bootstrap_ci_brackets_the_estimate_and_is_deterministic() -> None:
     items = [{"correct": i % 3 == 0, "g": i // 4} for i in range(120)]
-    low, high = stats.bootstrap_ci(items, stats.accuracy, n_boot=500)
-    assert low < stats.accuracy(items) < high and (low, high) == stats.bootstrap_ci(items, stats.accuracy, n_boot=500)
-    assert all(math.isnan(v) for v in stats.bootstrap_ci([], stats.accuracy))
+    low, high = stats.bootstrap_ci(items, scores.accuracy, n_boot=500)
+    assert low < scores.accuracy(items) < high and (low, high) == stats.bootstrap_ci(items, scores.accuracy, n_boot=500)
+    assert all(math.isnan(v) for v in stats.bootstrap_ci([], scores.accuracy))
 
 
 def test_clustered_interval_is_wider_for_perfectly_correlated_rows() -> None:
     # 30 questions x 5 identical permutation rows: clustering must not pretend there are 150 independent items
     items = [{"correct": q % 2 == 0, "group_id": q} for q in range(30) for _ in range(5)]
-    naive = stats.bootstrap_ci(items, stats.accuracy, n_boot=800)
-    clustered = stats.bootstrap_ci(items, stats.accuracy, "group_id", n_boot=800)
+    naive = stats.bootstrap_ci(items, scores.accuracy, n_boot=800)
+    clustered = stats.bootstrap_ci(items, scores.accuracy, "group_id", n_boot=800)
     assert clustered[1] - clustered[0] > 1.8 * (naive[1] - naive[0])
 
 

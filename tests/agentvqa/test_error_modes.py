@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.error_analysis.spec import Item, discover
 from lmms_agentic.judges import fence
+from lmms_agentic.judges.error_modes import Item, discover
 from lmms_agentic.tasks.agentvqa import error_modes, hooks
 
 PAPER_TAXONOMY = {  # App. G.1

@@ -12,7 +12,7 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.adapters import frames
-from lmms_agentic.adapters.schema import RecordError
+from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.tasks.agentvqa import hooks, records
 
 from ..conftest import placeholder

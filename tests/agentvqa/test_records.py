@@ -8,8 +8,8 @@ from typing import Any
 import datasets
 import pytest
 
+from lmms_agentic.adapters.core.schema import McqDoc, RecordError
 from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
-from lmms_agentic.adapters.schema import McqDoc, RecordError
 from lmms_agentic.tasks.agentvqa import records as agentvqa
 from lmms_agentic.tasks.agentvqa.sources import adapter_for
 

@@ -11,7 +11,7 @@ import datasets
 import pytest
 
 import lmms_agentic
-from lmms_agentic.adapters.schema import RecordError
+from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.tasks.agentx import hooks, protocol
 
 from ..conftest import placeholder

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.text import brace_spans
+from lmms_agentic.adapters.core.text import brace_spans
 from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.trace import (
     FAILURES,

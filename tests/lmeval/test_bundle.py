@@ -30,21 +30,21 @@ def robovista() -> tuple[bundle.Bundle, dict[str, Any]]:
 
 def test_no_lmms_agentic_import_survives(robovista: tuple[bundle.Bundle, dict[str, Any]]) -> None:
     built, _ = robovista
-    assert "lmms_agentic.adapters.extract" in built.modules and "lmms_agentic.judges.client" in built.modules
+    assert "lmms_agentic.adapters.core.extract" in built.modules and "lmms_agentic.judges.client" in built.modules
     for node in ast.walk(ast.parse(built.code)):
         if isinstance(node, ast.Import):
             assert not any(a.name.startswith("lmms_agentic") for a in node.names)
         if isinstance(node, ast.ImportFrom):
             assert not node.level and not (node.module or "").startswith("lmms_agentic"), ast.unparse(node)
-    assert "# inlined from lmms_agentic/adapters/extract.py" in built.code
-    assert built.modules.index("lmms_agentic.adapters.schema") < built.modules.index("lmms_agentic.adapters.docs")
+    assert "# inlined from lmms_agentic/adapters/core/extract.py" in built.code
+    assert built.modules.index("lmms_agentic.adapters.core.schema") < built.modules.index("lmms_agentic.adapters.docs")
 
 
 @pytest.mark.parametrize("reply", ["The answer is B.", "A robot arm holds it.", "<think>C?</think> Answer: D",
                                    "B and C", ""])
 def test_inlined_parsers_behave_like_the_originals(robovista: tuple[bundle.Bundle, dict[str, Any]],
                                                    reply: str) -> None:
-    from lmms_agentic.adapters.extract import extract_choice
+    from lmms_agentic.adapters.core.extract import extract_choice
     from lmms_agentic.tasks.robovista import parity
 
     _, namespace = robovista
@@ -91,4 +91,4 @@ def test_indent_leaves_the_lines_of_multiline_strings_alone() -> None:
 
 def test_patches_must_name_bundled_modules() -> None:
     with pytest.raises(bundle.BundleError, match="outside the bundle"):
-        bundle.build(["lmms_agentic.adapters.text"], {"lmms_agentic.adapters.data": "pass"})
+        bundle.build(["lmms_agentic.adapters.core.text"], {"lmms_agentic.adapters.data": "pass"})

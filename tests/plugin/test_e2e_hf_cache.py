@@ -85,8 +85,8 @@ def test_results_record_the_hub_id_and_the_resolved_commit(offline_run: CliRun) 
 
 def test_a_link_out_of_the_cache_is_refused(hub_cache: Path, tmp_path: Path) -> None:
     """A file link that points outside the repository's own store is refused; links into blobs/ are fine."""
+    from lmms_agentic.adapters.core.schema import RecordError
     from lmms_agentic.adapters.data import resolve_media
-    from lmms_agentic.adapters.schema import RecordError
 
     snapshot = next((hub_cache / "datasets--Tajamul21--Agent-X" / "snapshots").iterdir())
     good = resolve_media(snapshot / "files", "AgentX_0.jpg", benchmark="agentx", record_id="0", field_name="file_path")

@@ -21,8 +21,9 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmms_agentic.error_analysis import agreement, commands, judging, output, run, spec
+from lmms_agentic.error_analysis import agreement, commands, judging, output, run
 from lmms_agentic.judges import JsonObjectParser, JudgeConfig, PromptTemplate, Text
+from lmms_agentic.judges import error_modes as spec
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply
 
 from ..conftest import run_lmms_eval

@@ -54,7 +54,7 @@ def test_every_task_file_travels_in_the_wheel(wheel_names: set[str]) -> None:
     "lmms_agentic/tasks/agentvqa/data/mini/videos/kitchen_walk.mp4",
     "lmms_agentic/tasks/robovista/README.md",
     "lmms_agentic/tasks/robovista/data/mini/data/train-00000-of-00001.parquet",
-    "lmms_agentic/adapters/extract.py",
+    "lmms_agentic/adapters/core/extract.py",
     "lmms_agentic/judges/__init__.py",
     "lmms_agentic/host.py",
     "lmms_agentic/py.typed",

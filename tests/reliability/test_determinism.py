@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters import stats
+from lmms_agentic.adapters.core import scores
 from lmms_agentic.judges import JudgeResult, coverage_summary, judged_mean
 from lmms_agentic.tasks.agentx import metrics as agentx_metrics
 
@@ -68,8 +68,8 @@ def test_agentx_deterministic_means_do_not_depend_on_sample_order() -> None:
 
 def test_mcq_accuracies_do_not_depend_on_sample_order() -> None:
     payloads = [{"score": float(i % 3 == 0)} for i in range(997)]
-    same_bits(stats.mean_score, payloads)
-    same_bits(lambda items: stats.accuracy(items, "score"), payloads)
+    same_bits(scores.mean_score, payloads)
+    same_bits(lambda items: scores.accuracy(items, "score"), payloads)
 
 
 def test_calibration_error_does_not_depend_on_sample_order() -> None:
@@ -77,7 +77,7 @@ def test_calibration_error_does_not_depend_on_sample_order() -> None:
     pairs = [(rng.choice([0.7, 0.8, 0.9, 0.95]), rng.random() < 0.6) for _ in range(474)]
 
     def ce(items: list[tuple[float, bool]]) -> float:
-        return stats.calibration_error([c for c, _ in items], [k for _, k in items])
+        return scores.calibration_error([c for c, _ in items], [k for _, k in items])
 
     same_bits(ce, pairs)
 

@@ -11,7 +11,7 @@ import pytest
 
 from lmms_agentic.error_analysis import output
 from lmms_agentic.error_analysis.judging import Assignment
-from lmms_agentic.error_analysis.spec import CORRECT, Item, discover
+from lmms_agentic.judges.error_modes import CORRECT, Item, discover
 from lmms_agentic.tasks.robovista import error_modes, hooks
 
 

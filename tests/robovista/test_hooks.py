@@ -133,7 +133,7 @@ def test_process_results_variants_return_exactly_their_metrics(robovista_docs: A
 def test_malformed_row_in_a_local_copy_names_record_and_field(tmp_path: Path, robovista_manifest: Any) -> None:
     import datasets
 
-    from lmms_agentic.adapters.schema import RecordError
+    from lmms_agentic.adapters.core.schema import RecordError
 
     source = datasets.load_dataset("parquet", data_files=str(next((TASKS / "data" / "mini").rglob("*.parquet"))),
                                    split="train")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from lmms_agentic.adapters.extract import Extraction
+from lmms_agentic.adapters.core.extract import Extraction
 from lmms_agentic.tasks.robovista.parity import PARSER_MODES, PARSER_RULES, parse_answer
 
 Expected = tuple[str | None, str, str | None]

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.extract import REQUEST_FAILED_PREFIX, Extraction
+from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX, Extraction
 from lmms_agentic.tasks.robovista import parity
 from lmms_agentic.tasks.robovista.parity import DEFAULT_PARSER, PARSER_MODES, parse_answer, resolve_mode
 

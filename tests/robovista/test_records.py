@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters.core.schema import McqDoc, RecordError
 from lmms_agentic.adapters.release_schema import UnknownLabelsError, resolve
-from lmms_agentic.adapters.schema import McqDoc, RecordError
 from lmms_agentic.tasks.robovista import records
 
 DEFAULTS = resolve(records.SCHEMA, environ={})

@@ -49,7 +49,7 @@ class BundleError(ValueError):
 
 
 def namespace_name(module: str) -> str:
-    """The bundle's variable for a module: `lmms_agentic.adapters.extract` -> `_adapters_extract`."""
+    """The bundle's variable for a module: `lmms_agentic.adapters.core.extract` -> `_adapters_extract`."""
     if module == ROOT_PACKAGE:
         return "_lmms_agentic"
     return "_" + module.removeprefix(ROOT_PACKAGE + ".").replace(".", "_")

@@ -68,18 +68,8 @@ def _plain(value: Any) -> Any:
 
 
 def _replies(doc: Mapping[str, Any], benchmark: Benchmark) -> list[str]:
-    """Replies that exercise the scorer: for multiple choice the gold letter, a wrong one, no answer and a
-    think-then-answer reply; otherwise the benchmark's own `example_replies` (manifest)."""
-    if benchmark.mcq:
-        letters = [chr(ord("A") + i) for i, text in enumerate(doc["options"]) if text]
-        wrong = next(letter for letter in letters if letter != doc["answer"])
-        return [doc["answer"], f"A red cup is on the left. The answer is {wrong}.", "A robot arm holds it.",
-                f"<think>Option {wrong} looks close.</think> Answer: {doc['answer']}\nConfidence: 70%"]
-    if benchmark.example_replies is None:
-        raise ValueError(f"{benchmark.manifest_path}: a benchmark that is not multiple choice needs "
-                         "'example_replies' (a function doc -> list of replies) for the exported golden test")
-    replies: list[str] = resolve(benchmark.example_replies)(doc)
-    return replies
+    """Replies that exercise the scorer: the benchmark's own `example_replies` (`adapters.interface`)."""
+    return benchmark.package().example_replies(doc)
 
 
 def _as_lmeval(values: Mapping[str, Any], metric_names: Sequence[str]) -> dict[str, Any]:

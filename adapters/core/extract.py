@@ -14,7 +14,7 @@ outside the question's range is never a candidate and never returned.
 Normalisation: non-str -> no answer ("empty"); text starting with REQUEST_FAILED_PREFIX -> no answer
 ("request_failed"); keep only the text after the FIRST ``</think>`` (case-insensitive), or, if nothing follows
 it, the text before it (the model answered inside its thinking; the rules are conservative), with stray
-``<think>``/``</think>`` markers removed (`adapters.text.answer_text`); remove the confidence clause
+``<think>``/``</think>`` markers removed (`adapters.core.text.answer_text`); remove the confidence clause
 (split_confidence); collapse whitespace runs to one space and strip; nothing left -> no answer ("empty").
 
 RULE ORDER (original case; the first rule that yields exactly one valid letter wins):
@@ -66,7 +66,7 @@ from functools import cache
 from heapq import merge
 from itertools import islice
 
-from lmms_agentic.adapters.text import answer_text
+from lmms_agentic.adapters.core.text import answer_text
 
 __all__ = [
     "REQUEST_FAILED_PREFIX",

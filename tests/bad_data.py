@@ -1,4 +1,5 @@
-"""Bad-data corpus: corrupted copies of the bundled mini splits, and how each benchmark must react to them.
+"""Bad-data corpus: corrupted copies of the bundled mini splits, how each benchmark must react to them, and the
+"clear error" assertion (each benchmark's cases live in `tests/<benchmark>/test_bad_data.py`).
 
 Each `Case` builds one corrupted copy of a benchmark's mini split (`tasks/<benchmark>/data/mini`) in a temporary
 folder, then the test points the benchmark at it (`LMMS_AGENTIC_DATA_<BENCHMARK>=<copy>`) and loads it through the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import lmms_agentic
+from lmms_agentic.adapters import provenance
 
 TASKS = Path(lmms_agentic.tasks_dir())
 PARQUET = {"robovista": "data/train-00000-of-00001.parquet", "agentvqa": "data/test-00000-of-00001.parquet"}
@@ -251,7 +254,6 @@ def run_default(case: Case, loaded: Callable[[], Any], visuals: Callable[[Any, s
     """Load the (already built and pointed-at) copy and check the case's expectation (see the module docstring)."""
     import pytest
 
-    from .conftest import assert_clear
 
     if case.expect == "loads":
         docs = loaded()
@@ -277,7 +279,6 @@ def run_default(case: Case, loaded: Callable[[], Any], visuals: Callable[[Any, s
 def run_load_time(case: Case, loaded: Callable[[], Any]) -> None:
     import pytest
 
-    from .conftest import assert_clear
 
     with pytest.raises(Exception) as caught:
         loaded()
@@ -285,7 +286,6 @@ def run_load_time(case: Case, loaded: Callable[[], Any]) -> None:
 
 
 def run_skip(case: Case, benchmark: str, loaded: Callable[[], Any], rows: int) -> None:
-    from .conftest import excluded_ids
 
     docs = loaded()
     assert case.record is not None
@@ -293,3 +293,27 @@ def run_skip(case: Case, benchmark: str, loaded: Callable[[], Any], rows: int) -
     excluded = excluded_ids(benchmark)
     rows = case.extra.get("rows", rows)  # entries in the copy (a repeated data.json key adds one)
     assert case.record in excluded and len(docs) == rows - len(excluded), (excluded, len(docs))
+
+
+#: exceptions that mean "a crash deep in a library": never an acceptable answer to bad data
+LIBRARY_ERRORS: tuple[type[BaseException], ...] = (UnicodeError, KeyError, IndexError, AttributeError, TypeError,
+                                                  AssertionError, RecursionError, MemoryError)
+
+
+def assert_clear(error: BaseException, patterns: tuple[str, ...]) -> None:
+    """``error`` is this project's error (or a FileNotFoundError/ValueError it raised with a message), never a
+    library's, and its message matches every regex in ``patterns``."""
+    text = str(error)
+    kind = type(error)
+    assert not isinstance(error, LIBRARY_ERRORS), f"library error {kind.__module__}.{kind.__name__}: {text}"
+    assert kind.__module__.startswith("lmms_agentic") or kind in (FileNotFoundError, ValueError), \
+        f"not a clear error: {kind.__module__}.{kind.__name__}: {text}"
+    assert "_io.BytesIO" not in text, text
+    for pattern in patterns:
+        assert re.search(pattern, text), f"{pattern!r} not in: {text}"
+
+
+def excluded_ids(benchmark: str) -> list[str]:
+    """The record ids the last load excluded, as written into results files."""
+    facts: dict[str, Any] = provenance.used().get(benchmark, {})
+    return [str(r["id"]) for r in facts.get("excluded", {}).get("records", [])]

@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from lmms_agentic.judges import Choice, JsonObjectParser, PromptTemplate, Text
+from lmms_agentic.judges.rubric import Choice, JsonObjectParser, Text
+from lmms_agentic.judges.templates import PromptTemplate
 
 if TYPE_CHECKING:
     from PIL import Image

@@ -13,7 +13,7 @@ import pytest
 
 from lmms_agentic.tasks.robovista import hooks
 
-from .corpus import (
+from ..bad_data import (
     Case,
     add_column,
     copy_mini,

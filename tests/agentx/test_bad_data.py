@@ -15,7 +15,7 @@ import pytest
 
 from lmms_agentic.tasks.agentx import hooks
 
-from .corpus import (
+from ..bad_data import (
     Case,
     both,
     change_file,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lmms_agentic.adapters.schema import LETTERS
+from lmms_agentic.adapters.core.schema import LETTERS
 
 
 def option_lines(options: Sequence[str]) -> str:

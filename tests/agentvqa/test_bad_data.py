@@ -16,7 +16,7 @@ from PIL import Image
 
 from lmms_agentic.tasks.agentvqa import hooks
 
-from .corpus import (
+from ..bad_data import (
     Case,
     add_column,
     change_file,
