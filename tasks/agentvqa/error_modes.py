@@ -26,8 +26,8 @@ from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.data import fetch_folder, locate
 from lmms_agentic.adapters.reference import load_reference, rows_for
-from lmms_agentic.judges.error_modes import ErrorModes, Item, JudgeInput, Mode, mode_template
 from lmms_agentic.judges import PromptTemplate
+from lmms_agentic.judges.error_modes import ErrorModes, Item, JudgeInput, Mode, mode_template
 from lmms_agentic.tasks.agentvqa import hooks, records
 
 TEMPLATE_VERSION = "1"
