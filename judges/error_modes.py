@@ -1,10 +1,10 @@
-"""What a benchmark declares for the error-mode analysis, and how the generic command finds it.
+"""What a benchmark declares for the error-mode analysis (the papers' judge-based error-mode studies).
 
-A benchmark takes part by shipping ``lmms_agentic.tasks.<name>.error_modes`` with a module-level ``ERROR_MODES``
-(an ``ErrorModes``): its taxonomy per domain, which predictions are analysed (``population``), how to turn one
-logged prediction and its source document into a judge request (``build``), how to restore the document as the
-model saw it (``prepare_doc``) and the paper's published shares to compare with (``reference``).  Nothing here names
-a benchmark; ``discover`` imports the module by convention.
+A benchmark takes part by returning an ``ErrorModes`` from its package's ``error_modes()``
+(``adapters/interface.py``; by convention it lives in ``tasks/<name>/error_modes.py``): its taxonomy per domain,
+which predictions are analysed (``population``), how to turn one logged prediction and its source document into a
+judge request (``build``), how to restore the document as the model saw it (``prepare_doc``) and the paper's
+published shares to compare with (``reference``). Nothing here names a benchmark.
 
 Every judge template shares one reply format, built by ``mode_template``: a JSON object
 ``{"mode": "<a listed mode>", "reason": "<one sentence>"}`` read by the strict ``JsonObjectParser`` with the domain's
@@ -15,7 +15,6 @@ either form.
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -183,18 +182,3 @@ def mode_of(label: str, modes: Sequence[Mode]) -> Mode | None:
     """The mode a judge or a verifier named (display name or key, any case); None if none matches."""
     wanted = slug(label)
     return next((m for m in modes if m.key == wanted), None)
-
-
-def discover(benchmark: str) -> ErrorModes | None:
-    """``lmms_agentic.tasks.<benchmark>.error_modes.ERROR_MODES``, or None when the benchmark ships none."""
-    name = f"lmms_agentic.tasks.{benchmark}.error_modes"
-    try:
-        module = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name == name:
-            return None
-        raise
-    spec = getattr(module, "ERROR_MODES", None)
-    if not isinstance(spec, ErrorModes):
-        raise TypeError(f"{name}.ERROR_MODES must be an ErrorModes, got {type(spec).__name__}")
-    return spec

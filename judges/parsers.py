@@ -12,7 +12,7 @@ reply that states two different verdicts, is a parse failure with a reason in ``
 A parser never raises on odd input and never evaluates reply text.
 
 Cost: linear in the reply, whatever it holds (1 MB of prose, of "*", of "{" or of repeated lines; measured by
-benchmarks/parsers.py).  Patterns start at a character class (the regex engine skips ahead in C), runs that a later
+perf/parsers.py).  Patterns start at a character class (the regex engine skips ahead in C), runs that a later
 part could also take are atomic, repeated matches and lines are judged once per distinct value, and echoed data
 blocks are removed in one pass (``_strip_data_blocks``, equal to ``fencing.strip_data_blocks``, whose lazy pattern
 rescans the rest of the reply after every unclosed block).  Nothing is cut: every rule reads the whole reply.

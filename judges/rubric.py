@@ -13,7 +13,7 @@ numbers; numeric strings such as "0.75" only with ``numeric_strings=True``).  ``
 that gives ``Parsed.score``; without it the score is the mean of the numeric dimensions.
 
 Bounds (rules, so that any reply costs a few ms whatever its size; a judge's verdict object is a few hundred
-characters and no real reply comes near them; measured in benchmarks/parsers.py):
+characters and no real reply comes near them; measured in perf/parsers.py):
   MAX_SPANS = 64             a reply with more top-level ``{...}`` spans is a parse failure ("more than 64 {...}
                              spans"), without decoding them;
   MAX_SCAN_TOKENS = 10_000   the object search reads the reply as runs of "{", runs of "}" and quoted strings inside

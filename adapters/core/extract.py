@@ -50,7 +50,7 @@ of the text (what a rule needs before a position is read on the reversed text, w
 first occurrence that is not rejected in one scan).  Case-insensitive words are matched on the text with its ASCII
 letters lowered and İ ı ſ K replaced by the ASCII letters IGNORECASE equates them with, so every rule matches exactly
 what it matched with re.IGNORECASE (tests/adapters/test_parser_properties.py checks each fast path against the rule's
-plain definition).  Measured on CPython 3.11, 2 cores (benchmarks/parsers.py, 48 inputs of 1 MB): median ~10-13 ms;
+plain definition).  Measured on CPython 3.11, 2 cores (perf/parsers.py, 48 inputs of 1 MB): median ~10-13 ms;
 the worst, 30-40 ms, are loops built to defeat it ("Answer: a cup. " repeated: 66,000 article declarations, read in
 one scan per keyword) and chain-of-thought prose with curly quotes, each also with one non-ASCII letter (the whole
 text is then stored with 2 bytes per character and every pass over it is slower).  The version before the linear

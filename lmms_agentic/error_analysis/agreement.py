@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.stats import bootstrap_ci
+from lmms_agentic.judges.error_modes import slug
 
 from .output import wilson
-from .spec import slug
 
 
 class VerificationError(ValueError):

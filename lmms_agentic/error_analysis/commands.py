@@ -1,7 +1,7 @@
-"""The ``errors`` and ``agreement`` commands (``python -m lmms_agentic.error_analysis errors RUN_DIR``).
+"""The ``errors`` and ``agreement`` commands of the project CLI (``python -m lmms_agentic errors RUN_DIR``).
 
-``add_subcommands(subparsers)`` registers both on any argparse sub-parser set (the project CLI adds them the same
-way), ``run_command(args)`` runs the chosen one.  Importing this module imports neither PIL nor matplotlib nor the
+``add_errors_arguments`` / ``add_agreement_arguments`` declare their options, ``run_command(args)`` runs the chosen
+one.  Importing this module imports neither PIL nor matplotlib nor the
 datasets stack, so the project CLI stays fast to start.
 """
 
@@ -12,7 +12,7 @@ import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 ERRORS_HELP = "error-mode analysis of a finished run with a multimodal LLM judge"
 AGREEMENT_HELP = "agreement of hand-verified error modes with the judge"
@@ -20,9 +20,10 @@ AGREEMENT_HELP = "agreement of hand-verified error modes with the judge"
 if TYPE_CHECKING:
     from PIL import Image
 
+    from lmms_agentic.judges.error_modes import ErrorModes
+
     from .judging import Assignment
     from .run import Run
-    from .spec import ErrorModes
 
 
 def add_errors_arguments(errors: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -62,25 +63,19 @@ def add_agreement_arguments(agreement: argparse.ArgumentParser) -> argparse.Argu
     return agreement
 
 
-def add_subcommands(commands: Any) -> None:
-    """Add ``errors`` and ``agreement`` to an ``argparse`` sub-parser set."""
-    add_errors_arguments(commands.add_parser("errors", help=ERRORS_HELP))
-    add_agreement_arguments(commands.add_parser("agreement", help=AGREEMENT_HELP))
-
-
 def _task_names(values: Sequence[str]) -> list[str]:
     return [name.strip() for value in values for name in value.split(",") if name.strip()]
 
 
 def _specs(run: Run) -> dict[str, ErrorModes]:
-    from .spec import discover
-
     found: dict[str, ErrorModes] = {}
     for variant in run.variants:
         name = variant.benchmark.name
         if name not in found:
-            spec = discover(name)
+            spec = variant.benchmark.package().error_modes()
             if spec is not None:
+                if not isinstance(spec, ErrorModes):
+                    raise TypeError(f"tasks/{name}: error_modes() must return an ErrorModes, got {type(spec).__name__}")
                 found[name] = spec
     return found
 
@@ -204,34 +199,15 @@ def run_errors(args: argparse.Namespace) -> int:
     print(text)
     print(f"written to {folder}: summary.md, assignments.csv, distribution.csv, "
           f"{len(figures)} figure(s), {verify.name} (fill verified_mode, then run "
-          f"`python -m lmms_agentic.error_analysis agreement {verify}`)")
+          f"`python -m lmms_agentic agreement {verify}`)")
     return 0
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run ``errors`` or ``agreement`` (``args.command``); user errors raise (see ``user_errors``)."""
+    """Run ``errors`` or ``agreement`` (``args.command``); user errors raise (``cli.user_errors`` shows them)."""
     if args.command == "agreement":
         from .agreement import run_agreement
 
         print(run_agreement(args.verify_csv, args.json))
         return 0
     return run_errors(args)
-
-
-def user_errors() -> tuple[type[BaseException], ...]:
-    """Errors a user can act on (shown as one line): judge setup, data location, verified labels, missing files."""
-    from lmms_agentic.adapters.data import DataLoadError
-
-    from .judging import JudgeSetupError
-
-    return (JudgeSetupError, DataLoadError, KeyError, ValueError, FileNotFoundError)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmms_agentic.error_analysis",
-                                     description="error-mode analysis of lmms-agentic runs")
-    add_subcommands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    from lmms_agentic.cli import one_line_errors
-
-    return one_line_errors(args.command, lambda: run_command(args), user_errors())

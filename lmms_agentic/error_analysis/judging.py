@@ -40,9 +40,9 @@ from lmms_agentic.judges import (
 )
 from lmms_agentic.judges.client import _Prepared
 from lmms_agentic.judges.config import env_flag
+from lmms_agentic.judges.error_modes import CORRECT, ErrorModes, Item, Mode, mode_of
 
 from .run import DocStore
-from .spec import CORRECT, ErrorModes, Item, Mode, mode_of
 
 VISION_ENV = "LMMS_AGENTIC_JUDGE_VISION"
 VISION_PRESETS = {"gpt-4o": True, "qwen3-14b-local": False}

@@ -22,8 +22,9 @@ from pathlib import Path
 
 from PIL import Image
 
+from lmms_agentic.judges.error_modes import ErrorModes, Mode
+
 from .judging import Assignment, one_line
-from .spec import ErrorModes, Mode
 
 Z95 = 1.959963984540054
 ALL = "all"

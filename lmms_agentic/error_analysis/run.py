@@ -17,7 +17,6 @@ each in turn (a source that runs out leaves its turns to the others), items in a
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -31,8 +30,7 @@ from lmms_agentic.adapters import benchmarks, permutation
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.data import DATA_ENV, locate
 from lmms_agentic.adapters.samples import read_record
-
-from .spec import Item
+from lmms_agentic.judges.error_modes import Item
 
 log = logging.getLogger("lmms_agentic.error_analysis")
 
@@ -157,8 +155,7 @@ class DocStore:
         self._index: dict[str, int] = {}
 
     def _load(self) -> None:
-        hooks = importlib.import_module(f"lmms_agentic.tasks.{self.benchmark.name}.hooks")
-        self._docs = hooks.all_docs()
+        self._docs = self.benchmark.package().load_docs()
         self._index = {str(doc_id): i for i, doc_id in enumerate(self._docs["id"])}
 
     def get(self, item: Item) -> dict[str, Any]:

@@ -1,15 +1,6 @@
-"""Command line of the lm-eval support: `python -m lmms_agentic.lmeval <command>`.
-
-Commands:
-  tasks-dir                 print the generated lm-eval task folder (for `lm_eval --include_path`)
-  write                     regenerate that folder from tasks/ (after changing a task)
-  check                     exit 1 and list the differences if the folder is stale
-  export --harness H --benchmark B OUT_DIR
-                            write a self-contained upstream task folder for lmms-eval or lm-eval
-
-`lmeval_tasks_dir_command` and `export_command` are the functions the project CLI calls for
-`python -m lmms_agentic lmeval-tasks-dir` and `python -m lmms_agentic export`.
-"""
+"""The lm-eval commands of the project CLI: `python -m lmms_agentic lmeval-tasks-dir` (print the lm-eval task
+folder, generated on first use) and `python -m lmms_agentic export --harness H --benchmark B OUT_DIR` (a
+self-contained upstream task folder for lmms-eval or lm-eval)."""
 
 from __future__ import annotations
 
@@ -44,29 +35,3 @@ def export_command(args: argparse.Namespace) -> int:
     print(f"exported {args.benchmark} for {args.harness} to {args.out_dir} ({len(written)} files); "
           f"see {args.out_dir / 'UPSTREAM_PR.md'}", file=sys.stderr)
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmms_agentic.lmeval", description=__doc__.splitlines()[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("tasks-dir", help="print the generated lm-eval task folder")
-    commands.add_parser("write", help="regenerate the lm-eval task folder")
-    commands.add_parser("check", help="fail if the lm-eval task folder is stale")
-    add_export_arguments(commands.add_parser("export", help="write an upstream task folder"))
-    args = parser.parse_args(argv)
-    if args.command == "tasks-dir":
-        return lmeval_tasks_dir_command()
-    if args.command == "export":
-        return export_command(args)
-    from lmms_agentic.lmeval import generate
-
-    if args.command == "write":
-        written = generate.write()
-        print(f"wrote {len(written)} files under {generate.output_dir()}")
-        return 0
-    problems = generate.stale()
-    for problem in problems:
-        print(problem)
-    if problems:
-        print("the lm-eval task folder is stale: run `python -m lmms_agentic.lmeval write`", file=sys.stderr)
-    return 1 if problems else 0

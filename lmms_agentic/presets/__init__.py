@@ -247,7 +247,7 @@ def cpu_model_args(backend: Backend, weights: str) -> str:
     """The hf backend's model arguments pointed at local ``weights`` on the CPU (for the backend checks)."""
     if backend.name != "hf":
         raise PresetError(f"cpu_model_args is for hf backends, not {backend.name}")
-    from lmms_agentic import tiny_vlm
+    from lmms_agentic.devtools import tiny_vlm
 
     args = {"pretrained": weights, **backend.args, "device": "cpu", "device_map": "cpu", "attn_implementation": "sdpa"}
     if backend.model == "llava_hf":
@@ -280,7 +280,7 @@ def for_run(config: Mapping[str, Any]) -> Preset | None:
                      == response), None)
     weights = args.get("model") or args.get("pretrained") or args.get("model_version") or ""
     if weights and (Path(weights) / "tiny_vlm.json").is_file():
-        from lmms_agentic import tiny_vlm
+        from lmms_agentic.devtools import tiny_vlm
 
         return all_presets().get(f"tiny_{tiny_vlm.kind_of(weights)}")
     matches = [p for p in presets if weights and any(b.weights == weights for b in p.backends.values())]
@@ -326,16 +326,3 @@ def execute(args: Any) -> int:
         print(f"  {benchmark}: task {task_for(preset, benchmark, protocols(benchmark)[0])}"
               + (f", --gen_kwargs {extra}" if extra else ""))
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import sys
-
-    parser = add_arguments(argparse.ArgumentParser(prog="python -m lmms_agentic presets",
-                                                   description="list the model presets"))
-    try:
-        return execute(parser.parse_args(argv))
-    except PresetError as exc:
-        print(f"lmms-agentic presets: error: {exc}", file=sys.stderr)
-        return 1

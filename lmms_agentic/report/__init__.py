@@ -5,7 +5,7 @@ Modules: ``single`` (the single-run report: pooled variants, breakdowns, letter 
 ``runs`` (a run as the multi-model report reads it, metrics with clustered standard errors), ``published``
 (published numbers vs a run, with a tolerance from both sides' sampling error), ``ranking`` (rank correlations
 with bootstrap intervals), ``figures`` and ``multi`` (the multi-model report: markdown, CSV, PNG).
-``python -m lmms_agentic.report RUN_DIR...`` writes the single-run report for one folder and the multi-model
+``python -m lmms_agentic report RUN_DIR...`` writes the single-run report for one folder and the multi-model
 report for several.
 """
 

@@ -30,7 +30,7 @@ from typing import Any
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.report.single import ReportInputError, latest_results, read_results
-from lmms_agentic.reproduce import MANIFEST
+from lmms_agentic.reproduce.command import MANIFEST
 
 _DOMAIN = re.compile(r"domain_(?P<domain>.+)_acc")
 

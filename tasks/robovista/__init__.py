@@ -1,0 +1,40 @@
+"""RoboVista (RSS 2026): 474 five-option robot MCQs. Provides the `adapters.interface.BenchmarkPackage` members:
+the harness-neutral `core`, its `METRICS`, and loading, the mini split, error modes and example replies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lmms_agentic.tasks.robovista import core
+
+METRICS = core.metrics.METRICS
+
+
+def load_docs() -> Any:
+    """Every document in canonical form (a `datasets.Dataset`)."""
+    from lmms_agentic.tasks.robovista import hooks
+
+    return hooks.all_docs()
+
+
+def build_mini(folder: Path) -> Path:
+    """Write the bundled mini split into `folder`; returns the parquet file."""
+    from lmms_agentic.tasks.robovista import mini
+
+    return mini.write(folder)
+
+
+def error_modes() -> Any:
+    """The paper's failure analysis (`error_modes.ERROR_MODES`)."""
+    from lmms_agentic.tasks.robovista.error_modes import ERROR_MODES
+
+    return ERROR_MODES
+
+
+def example_replies(doc: Mapping[str, Any]) -> list[str]:
+    """Replies that exercise the scorer on `doc` (the shared MCQ set)."""
+    from lmms_agentic.adapters.samples import mcq_example_replies
+
+    return mcq_example_replies(doc)

@@ -26,7 +26,8 @@ from PIL import Image
 from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.reference import load_reference, rows_for
 from lmms_agentic.judges.error_modes import ANY_DOMAIN, ErrorModes, Item, JudgeInput, Mode, mode_template
-from lmms_agentic.tasks.robovista import hooks, records
+from lmms_agentic.tasks.robovista import hooks
+from lmms_agentic.tasks.robovista.core.records import BENCHMARK
 
 TEMPLATE_VERSION = "1"
 PAPER_MODEL = "Qwen 2.5 VL-7B"
@@ -102,13 +103,13 @@ def build(item: Item, doc: Mapping[str, Any], kwargs: Mapping[str, Any], video_f
 
 
 def _reference() -> dict[tuple[str, str], float]:
-    rows = rows_for(load_reference(records.BENCHMARK), model=PAPER_MODEL, variant="failure_analysis")
+    rows = rows_for(load_reference(BENCHMARK), model=PAPER_MODEL, variant="failure_analysis")
     wanted = {"misidentification_share": ("all", "misidentification"), "parity_acc": ("all", "correct")}
     return {wanted[row.metric]: row.value for row in rows if row.metric in wanted}
 
 
 ERROR_MODES = ErrorModes(
-    benchmark=records.BENCHMARK,
+    benchmark=BENCHMARK,
     title="RoboVista",
     population="all",
     modes={ANY_DOMAIN: MODES},

@@ -3,7 +3,7 @@
 Over random text, adversarial text built from the fragments the rules look for (keywords, letters, emphasis, quotes,
 brackets, braces, fences, think tags), 1 MB outputs, deep nesting and lmms-eval's failed-request markers: a parser
 never raises, never returns a letter outside the question's options, and stays linear (a 1 MB input: under
-``SECONDS_PER_MB``, a bound far above the measured figures -- tens of ms, see benchmarks/parsers.py -- so that a
+``SECONDS_PER_MB``, a bound far above the measured figures -- tens of ms, see perf/parsers.py -- so that a
 busy 2-core CI machine cannot make it flaky; a quadratic parser takes minutes there).  Hypothesis settings keep the
 file fast: few examples, no deadline, no example database.
 """

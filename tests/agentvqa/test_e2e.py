@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lmms_agentic.baselines import constant_letter_table, gold_letters
+from lmms_agentic.reproduce.baselines import constant_letter_table, gold_letters
 
 from ..conftest import CliRun, run_lmms_eval
 
@@ -43,7 +43,7 @@ def test_per_source_metrics_and_sample_logs(dummy_run: CliRun) -> None:
 
 
 def test_tiny_vlm_runs_image_trajectory_and_video_items(tmp_path: Path) -> None:
-    from lmms_agentic.tiny_vlm import build_tiny_qwen2_5_vl, model_args
+    from lmms_agentic.devtools.tiny_vlm import build_tiny_qwen2_5_vl, model_args
 
     checkpoint = build_tiny_qwen2_5_vl(tmp_path / "tiny")
     run = run_lmms_eval(["--model", "qwen2_5_vl", "--model_args", model_args(checkpoint), "--tasks", "agentvqa",

@@ -1,10 +1,10 @@
 """lmms-eval's Hugging Face chat backends that model presets use (`qwen2_5_vl`, `qwen3_vl`, `llava_hf`) on CPU.
 
 Each backend loads a tiny random-weight checkpoint of its architecture, built here with no download
-(`lmms_agentic.tiny_vlm`), and answers chat requests carrying images (and a video for the Qwen backends) through
-lmms-eval's own request path. The answers are random text: the checks are that every request gets a string
-answer, that tokens were generated (the backends swallow generation errors into an empty answer), and that the
-model arguments a preset gives its `hf` backend are accepted by that backend's constructor.
+(`lmms_agentic.devtools.tiny_vlm`), and answers chat requests carrying images (and a video for the Qwen backends)
+through lmms-eval's own request path. The answers are random text: the checks are that every request gets a string
+answer, that tokens were generated (the backends swallow generation errors into an empty answer), and that the model
+arguments a preset gives its `hf` backend are accepted by that backend's constructor.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from lmms_agentic import tiny_vlm
+from lmms_agentic.devtools import tiny_vlm
 
 N_NEW = 4
 

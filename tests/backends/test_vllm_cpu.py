@@ -38,7 +38,7 @@ CLI_TIMEOUT = 1200
 
 # vLLM's CPU attention kernels support no text head size below this (vllm.v1.attention.backends.cpu_attn);
 # head_dim 16 fails at the first prefill with "Unsupported CPU attention configuration: head_dim=16". The tiny
-# checkpoint is built with it (lmms_agentic.tiny_vlm: 2 heads x 32 over hidden size 64).
+# checkpoint is built with it (lmms_agentic.devtools.tiny_vlm: 2 heads x 32 over hidden size 64).
 CPU_HEAD_DIM = 32
 
 # Options for vLLM's CPU backend, passed through lmms-eval's model_args to vllm.LLM:

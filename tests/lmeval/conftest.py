@@ -31,6 +31,15 @@ from lmms_agentic.adapters import benchmarks
 from . import hfcache, loopback
 from .isolation import run_isolated
 
+
+@pytest.fixture(scope="session", autouse=True)
+def private_lmeval_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The generated lm-eval task folders go to a temporary cache (also for the CLIs the tests start)."""
+    folder = tmp_path_factory.mktemp("lmms-agentic-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LMMS_AGENTIC_CACHE", str(folder))
+        yield folder
+
 BASE_TASKS = ["robovista", "robovista_cot", "robovista_confidence", "robovista_icl", "robovista_icl_reasoning",
               "robovista_zeroshot_full", "agentvqa", "agentvqa_coords_norm1000_yx", "agentvqa_web_agents_nohistory",
               "agentx"]
@@ -153,13 +162,11 @@ def _run(harness: str, book: loopback.ReplyBook, output: Path, env: dict[str, st
 
 
 def lmeval_tasks_dir() -> str:
-    """The generated folder, as users get it: `python -m lmms_agentic lmeval-tasks-dir` (or, where the project CLI
-    does not have that command yet, `python -m lmms_agentic.lmeval tasks-dir`)."""
-    for command in (["lmms_agentic", "lmeval-tasks-dir"], ["lmms_agentic.lmeval", "tasks-dir"]):
-        done = subprocess.run([sys.executable, "-m", *command], capture_output=True, text=True, check=False)
-        if done.returncode == 0:
-            return done.stdout.strip()
-    raise AssertionError(done.stderr)
+    """The generated folder, as users get it: `python -m lmms_agentic lmeval-tasks-dir`."""
+    done = subprocess.run([sys.executable, "-m", "lmms_agentic", "lmeval-tasks-dir"], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,7 @@ harness runs these tests share are made once, also under pytest-xdist).
 
 Plugin parity.
 lmms-eval runs lmms-agentic's tasks with its OpenAI-compatible chat backend (`--model openai`); lm-eval runs the
-generated tasks (`--include_path "$(python -m lmms_agentic.lmeval tasks-dir)"`) with `local-chat-completions`.
+generated tasks (`--include_path "$(python -m lmms_agentic lmeval-tasks-dir)"`) with `local-chat-completions`.
 The server answers from the request (text and decoded pixels), so equal requests get equal replies, and then:
 every request (text and every image's pixels) reached the server from both harnesses; every metric both report is
 identical, for every task and group (the permutation variants included; a metric that no row of a task counts

@@ -1,25 +1,42 @@
-"""The generated lm-eval task folder: up to date, outside lmms-eval's tree, indexed and loadable by lm-eval."""
+"""The lm-eval task folder: generated on demand, never stale, outside lmms-eval's tree, indexed and loadable."""
 
 from __future__ import annotations
 
-import os
+import shutil
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import lmms_agentic
-from lmms_agentic.lmeval import TASKS, cli, generate, tasks_dir
-from lmms_agentic.lmeval.hooks import resolve
+from lmms_agentic.lmeval import generate, tasks_dir
 from lmms_agentic.lmeval.sources import all_sources
+from lmms_agentic.lmeval.task_functions import resolve
 
 SOURCES = all_sources()
 NAMES = sorted(s.name for sources in SOURCES.values() for s in sources)
 
 
-def test_the_generated_folder_is_up_to_date() -> None:
-    problems = generate.stale()
-    assert not problems, "stale lm-eval tasks; run `python -m lmms_agentic.lmeval write`:\n" + "\n".join(problems)
+def test_the_folder_holds_exactly_what_the_sources_render() -> None:
+    folder = Path(tasks_dir())
+    expected = generate.expected_files()
+    written = {p.relative_to(folder): p.read_text(encoding="utf-8") for p in folder.rglob("*") if p.is_file()}
+    assert written == expected and folder.name == generate.fingerprint(expected)
+
+
+def test_a_changed_source_gets_a_new_folder_and_the_old_one_is_kept(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = generate.ensure(cache=cache)
+    assert generate.ensure(cache=cache) == first, "an unchanged source reuses its folder"
+    root = tmp_path / "tasks"
+    root.mkdir()
+    shutil.copytree(Path(lmms_agentic.tasks_dir()) / "robovista", root / "robovista")
+    (root / "robovista" / "robovista_cot.yaml").write_text(
+        (root / "robovista" / "robovista_cot.yaml").read_text().replace("robovista_cot", "robovista_cot2"))
+    second = generate.ensure(root=root, cache=cache)
+    assert second != first and (second / "robovista" / "robovista_cot.yaml").is_file() and first.is_dir()
+    assert not [p for p in cache.iterdir() if p.name.startswith(".")], "no half-built folder left behind"
 
 
 def test_the_folder_is_outside_lmms_evals_task_tree() -> None:
@@ -63,22 +80,13 @@ def test_a_task_builds_under_lm_eval_with_one_placeholder_per_image(task: str, m
     assert built.config.generation_kwargs["until"] == []
 
 
-def test_the_entry_point_object_is_a_path_a_callable_and_a_package(tmp_path: Path) -> None:
-    assert tasks_dir() == TASKS and TASKS() == tasks_dir() and os.fspath(TASKS) == tasks_dir()
-    assert Path(TASKS).is_dir() and TASKS.__path__ == [tasks_dir()]
-    assert Path(TASKS.__file__).parent == Path(tasks_dir())
+def test_the_lm_eval_tasks_entry_point_returns_the_folder() -> None:
+    found = [ep for ep in metadata.entry_points(group="lm_eval.tasks") if ep.value.startswith("lmms_agentic")]
+    assert found, "the `lm_eval.tasks` entry point is not installed (reinstall: pip install -e .)"
+    assert found[0].load()() == tasks_dir()
 
 
-def test_cli_prints_the_folder_and_checks_it(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["tasks-dir"]) == 0 and capsys.readouterr().out.strip() == tasks_dir()
-    assert cli.main(["check"]) == 0
+def test_the_project_cli_prints_the_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    from lmms_agentic import cli
 
-
-def test_the_project_cli_prints_the_same_folder(capsys: pytest.CaptureFixture[str]) -> None:
-    from lmms_agentic import cli as project_cli
-
-    try:
-        code = project_cli.main(["lmeval-tasks-dir"])
-    except SystemExit:
-        pytest.skip("`python -m lmms_agentic lmeval-tasks-dir` is not wired into lmms_agentic/cli.py yet")
-    assert code == 0 and capsys.readouterr().out.strip() == tasks_dir()
+    assert cli.main(["lmeval-tasks-dir"]) == 0 and capsys.readouterr().out.strip() == tasks_dir()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import lmms_agentic
-from lmms_agentic import host
+from lmms_agentic.harness import host
 
 OUR_TASKS = Path(lmms_agentic.tasks_dir())
 

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmms_agentic.error_analysis import agreement, commands, judging, output, run
+from lmms_agentic import cli
+from lmms_agentic.error_analysis import agreement, judging, output, run
 from lmms_agentic.judges import JsonObjectParser, JudgeConfig, PromptTemplate, Text
 from lmms_agentic.judges import error_modes as spec
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply
@@ -210,7 +211,7 @@ def test_text_only_judge_is_refused_before_any_call(tmp_path: Path, monkeypatch:
         monkeypatch.setenv("LMMS_AGENTIC_DATA", "mini")  # restored after the test (the command sets it from --data)
         monkeypatch.delenv("LMMS_AGENTIC_JUDGE_VISION", raising=False)
         monkeypatch.delenv("LMMS_AGENTIC_JUDGE_PRESET", raising=False)
-        assert commands.main(["errors", str(folder), "--data", "mini", "--quiet"]) == 1
+        assert cli.main(["errors", str(folder), "--data", "mini", "--quiet"]) == 1
         assert server.request_count == 0
     assert "not declared image-capable" in capsys.readouterr().err
 
@@ -265,7 +266,7 @@ def _csv(path: Path) -> list[dict[str, str]]:
 def test_constructed_run_gives_the_known_distribution(tmp_path: Path, judge_env: ScriptedJudgeServer) -> None:
     folder = constructed_run(tmp_path / "run", KNOWN)
     out = tmp_path / "out"
-    assert commands.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--verify", "5",
+    assert cli.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--verify", "5",
                           "--video-frames", "3", "--quiet"]) == 0
     calls = judge_env.calls
     assert len(calls) == 14  # 15 items, one correct
@@ -303,17 +304,17 @@ def test_constructed_run_gives_the_known_distribution(tmp_path: Path, judge_env:
     report = agreement.agreement(pairs, blank)
     assert report["n"] == 5 and report["accuracy"] == pytest.approx(80.0)
     assert report["kappa"] == pytest.approx(agreement.cohen_kappa([(p.judge, p.human) for p in pairs]))
-    assert commands.main(["agreement", str(out / "verify.csv"), "--json", str(out / "a.json")]) == 0
+    assert cli.main(["agreement", str(out / "verify.csv"), "--json", str(out / "a.json")]) == 0
 
     judge_env.reset()  # a rerun is served from the judge cache
-    assert commands.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--quiet",
+    assert cli.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--quiet",
                           "--video-frames", "3", "--no-verify-media"]) == 0
     assert judge_env.request_count == 1  # only the unscored reply is asked again
 
 
 def test_dry_run_sends_nothing(tmp_path: Path, judge_env: ScriptedJudgeServer) -> None:
     folder = constructed_run(tmp_path / "run", KNOWN)
-    assert commands.main(["errors", str(folder), "--dry-run", "--output", str(tmp_path / "out"),
+    assert cli.main(["errors", str(folder), "--dry-run", "--output", str(tmp_path / "out"),
                           "--sample", "1", "--video-frames", "2"]) == 0
     lines = [json.loads(line) for line in (tmp_path / "out" / "requests.jsonl").read_text().splitlines()]
     assert len(lines) == 5 and judge_env.request_count == 0  # one per domain

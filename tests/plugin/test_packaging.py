@@ -56,10 +56,10 @@ def test_every_task_file_travels_in_the_wheel(wheel_names: set[str]) -> None:
     "lmms_agentic/tasks/robovista/data/mini/data/train-00000-of-00001.parquet",
     "lmms_agentic/adapters/core/extract.py",
     "lmms_agentic/judges/__init__.py",
-    "lmms_agentic/host.py",
+    "lmms_agentic/harness/host.py",
     "lmms_agentic/py.typed",
     "lmms_agentic/presets/open.yaml",
-    "lmms_agentic/benchmark_template/hooks.py.tmpl",
+    "lmms_agentic/devtools/benchmark_template/hooks.py.tmpl",
 ])
 def test_key_files_are_packaged(wheel_names: set[str], name: str) -> None:
     assert name in wheel_names
@@ -70,4 +70,4 @@ def test_entry_point_is_declared(wheel: Path) -> None:
         (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
         text = archive.read(name).decode()
     assert "[lmms_eval.models]" in text
-    assert "lmms_agentic = lmms_agentic.host:register" in text
+    assert "lmms_agentic = lmms_agentic.harness.host:register" in text

@@ -11,7 +11,7 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.adapters import media
-from lmms_agentic.permutations import load_task, render_all
+from lmms_agentic.devtools.permutations import load_task, render_all
 
 TASKS = Path(lmms_agentic.tasks_dir())
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import datasets
 import pytest
 
-from lmms_agentic import runner
 from lmms_agentic.adapters import benchmarks
+from lmms_agentic.harness import runner
 
 
 def _results(folder: Path, tasks: list[str]) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("torch")
 
-from lmms_agentic import tiny_vlm
+from lmms_agentic.devtools import tiny_vlm
 
 N_NEW = 4
 
@@ -161,7 +161,7 @@ def test_model_args_and_cli(checkpoint: pathlib.Path, capsys: pytest.CaptureFixt
 
 
 def test_import_is_cheap() -> None:
-    code = "import sys, lmms_agentic.tiny_vlm; assert not {'torch', 'transformers'} & set(sys.modules)"
+    code = "import sys, lmms_agentic.devtools.tiny_vlm; assert not {'torch', 'transformers'} & set(sys.modules)"
     root = str(pathlib.Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lmms_agentic import presets
+from lmms_agentic import cli, presets
 from lmms_agentic.report import published
 from lmms_agentic.report.runs import load_run, measure, standard_error
-from lmms_agentic.reproduce import comparisons, main
+from lmms_agentic.reproduce.command import comparisons
 from tests.reproduce.conftest import write_run
 
 
@@ -79,14 +79,14 @@ def test_judged_rows_follow_the_runs_judge(tmp_path: Path) -> None:
 
 def test_from_an_existing_folder_and_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _qwen7b(tmp_path / "run", 2)
-    assert main(["--from", str(folder)]) == 0
+    assert cli.main(["reproduce", "--from", str(folder)]) == 0
     out = capsys.readouterr().out
     assert "## Reproduction: qwen2_5_vl_7b" in out and "| MISS |" in out and "match" in out
-    assert main(["--from", str(folder), "--fail-on-miss"]) == 1
+    assert cli.main(["reproduce", "--from", str(folder), "--fail-on-miss"]) == 1
     write_run(tmp_path / "other", lambda b, d, i: True, model_args="model=someone/else")
-    assert main(["--from", str(tmp_path / "other")]) == 1
+    assert cli.main(["reproduce", "--from", str(tmp_path / "other")]) == 1
     assert "cannot tell which published model this run is" in capsys.readouterr().err
-    done = subprocess.run([sys.executable, "-m", "lmms_agentic.reproduce", "--from", str(tmp_path / "missing")],
+    done = subprocess.run([sys.executable, "-m", "lmms_agentic.reproduce.command", "--from", str(tmp_path / "missing")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (f"lmms-agentic reproduce: error: {tmp_path / 'missing'}: "
@@ -96,5 +96,6 @@ def test_from_an_existing_folder_and_user_errors(tmp_path: Path, capsys: pytest.
 def test_api_preset_without_its_key_stops_before_running(monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
-    assert main(["--preset", "gemini_2_5_pro", "--benchmark", "robovista", "--output", str(tmp_path)]) == 1
+    assert cli.main(["reproduce", "--preset", "gemini_2_5_pro", "--benchmark", "robovista",
+                     "--output", str(tmp_path)]) == 1
     assert "needs an API key in $GEMINI_API_KEY" in capsys.readouterr().err

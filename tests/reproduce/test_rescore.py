@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from lmms_agentic import cli
 from lmms_agentic.report.runs import Run, load_run
-from lmms_agentic.rescore import RescoreError, changes, logged_replies, main, rescore
+from lmms_agentic.reproduce.rescore import RescoreError, changes, logged_replies, rescore
 from tests.conftest import run_lmms_eval
 from tests.reproduce.conftest import write_run
 
@@ -112,4 +113,4 @@ def test_replies_are_keyed_by_task_and_item(tmp_path: Path) -> None:
     (tmp_path / "b" / "x_results.json").write_text(json.dumps({"results": {"t": {}}}))
     with pytest.raises(RescoreError, match="no sample line carries a record"):
         logged_replies(load_run(tmp_path / "b"))
-    assert main([str(tmp_path / "nothing")]) == 1
+    assert cli.main(["rescore", str(tmp_path / "nothing")]) == 1

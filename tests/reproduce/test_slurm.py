@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from lmms_agentic import presets, slurm
-from lmms_agentic.reproduce import main
+from lmms_agentic import cli, presets
+from lmms_agentic.reproduce import slurm
 
 PRESETS = ["qwen2_5_vl_7b", "qwen2_5_vl_72b", "qwen3_vl_235b_a22b", "gpt_4o", "always_a"]
 BENCHMARKS = ["robovista", "agentvqa", "agentx"]
@@ -30,8 +30,8 @@ def _jobs(script: Path, count: int) -> list[tuple[str, str, list[str]]]:
 
 def test_array_script_parses_and_runs_every_pair(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target, output = tmp_path / "sweep.sbatch", tmp_path / "runs"
-    assert main(["--emit-slurm", str(target), "--preset", ",".join(PRESETS), "--benchmark", ",".join(BENCHMARKS),
-                 "--output", str(output), "--partition", "gpu"]) == 0
+    assert cli.main(["reproduce", "--emit-slurm", str(target), "--preset", ",".join(PRESETS),
+                     "--benchmark", ",".join(BENCHMARKS), "--output", str(output), "--partition", "gpu"]) == 0
     assert "submit with: sbatch" in capsys.readouterr().out
     subprocess.run(["bash", "-n", str(target)], check=True)
     text = target.read_text()

@@ -94,7 +94,7 @@ def test_unreachable_hub_stops_with_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_tiny_vlm_runs_through_the_qwen2_5_vl_chat_backend(tmp_path: Path) -> None:
-    from lmms_agentic.tiny_vlm import build_tiny_qwen2_5_vl, model_args
+    from lmms_agentic.devtools.tiny_vlm import build_tiny_qwen2_5_vl, model_args
 
     checkpoint = build_tiny_qwen2_5_vl(tmp_path / "tiny")
     run = run_lmms_eval(["--model", "qwen2_5_vl", "--model_args", model_args(checkpoint),

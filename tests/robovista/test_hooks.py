@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import lmms_agentic
-from lmms_agentic.tasks.robovista import hooks, metrics
+from lmms_agentic.tasks.robovista import hooks
+from lmms_agentic.tasks.robovista.core import metrics
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 

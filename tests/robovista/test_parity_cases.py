@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import pytest
 
 from lmms_agentic.adapters.core.extract import Extraction
-from lmms_agentic.tasks.robovista.parity import PARSER_MODES, PARSER_RULES, parse_answer
+from lmms_agentic.tasks.robovista.core.parity import PARSER_MODES, PARSER_RULES, parse_answer
 
 Expected = tuple[str | None, str, str | None]
 Options = Sequence[str | None] | int

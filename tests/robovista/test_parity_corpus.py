@@ -1,4 +1,4 @@
-"""RoboVista parity parsers (tasks/robovista/parity.py) against the released runner, version by version.
+"""RoboVista parity parsers (tasks/robovista/core/parity.py) against the released runner, version by version.
 
 The stored corpus (data/parse_answer_corpus.jsonl.gz, built from parser_corpus.generate) holds, per response, every
 answer each released ``parse_answer`` gave under several PYTHONHASHSEED values.  Each parity mode must return one of
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX, Extraction
-from lmms_agentic.tasks.robovista import parity
-from lmms_agentic.tasks.robovista.parity import DEFAULT_PARSER, PARSER_MODES, parse_answer, resolve_mode
+from lmms_agentic.tasks.robovista.core import parity
+from lmms_agentic.tasks.robovista.core.parity import DEFAULT_PARSER, PARSER_MODES, parse_answer, resolve_mode
 
 HERE = Path(__file__).resolve().parent
 

@@ -10,13 +10,13 @@ import pytest
 
 from lmms_agentic.adapters.core.schema import McqDoc, RecordError
 from lmms_agentic.adapters.release_schema import UnknownLabelsError, resolve
-from lmms_agentic.tasks.robovista import records
+from lmms_agentic.tasks.robovista import release
 
-DEFAULTS = resolve(records.SCHEMA, environ={})
+DEFAULTS = resolve(release.SCHEMA, environ={})
 
 
 def normalise(row: dict[str, Any], n_images: int) -> McqDoc:
-    return records.normalise(row, n_images, DEFAULTS)
+    return release.normalise(row, n_images, DEFAULTS)
 
 
 def _row(**changes: Any) -> dict[str, Any]:

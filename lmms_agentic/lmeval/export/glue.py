@@ -22,7 +22,7 @@ from lmms_agentic.lmeval.export import bundle
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names
 from lmms_agentic.lmeval.export.patches import InlinedFile, patches
 
-ADAPTER = "lmms_agentic.lmeval.adapter"
+ADAPTER = "lmms_agentic.lmeval.bridge"
 DATA = "lmms_agentic.adapters.data"
 LMEVAL_HOOKS = ("doc_to_image", "doc_to_text", "doc_to_target", "process_results")
 

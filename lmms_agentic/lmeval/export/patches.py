@@ -127,5 +127,5 @@ def patches(benchmark: str, manifest: Mapping[str, Any], inlined: Mapping[str, S
     for module, files in inlined.items():
         found[module] = found.get(module, "") + inlined_files(files)
     if lmeval:
-        found["lmms_agentic.lmeval.adapter"] = ADAPTER
+        found["lmms_agentic.lmeval.bridge"] = ADAPTER
     return found

@@ -19,7 +19,7 @@ from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.lmeval.export.layout import ExportedTask
-from lmms_agentic.lmeval.hooks import placeholder, resolve
+from lmms_agentic.lmeval.task_functions import placeholder, resolve
 
 NO_JUDGE = ("LMMS_AGENTIC_JUDGE_BASE_URL", "LMMS_AGENTIC_JUDGE_MODEL", "LMMS_AGENTIC_JUDGE_PRESET",
             "LMMS_AGENTIC_MCQ_JUDGE")

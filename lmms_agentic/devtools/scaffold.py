@@ -1,0 +1,63 @@
+"""`python -m lmms_agentic new-benchmark NAME`: a new multiple-choice benchmark folder from the template.
+
+Writes `tasks/<name>/` (manifest, README with checklist and changelog, record reader, hooks, metric views, mini
+split builder, task YAMLs) and, when a tests folder is given, `tests/<name>/test_<name>.py`, then builds the 3-row
+mini split. Nothing outside those two folders changes: the demo, report, permutation generator, baselines and
+contract tests find the benchmark through its `benchmark.json`. The template lives in
+`lmms_agentic/devtools/benchmark_template/` (`{{name}}`, `{{title}}`, `{{n_options}}` are replaced).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+from lmms_agentic.adapters import benchmarks
+
+TEMPLATE = "benchmark_template"
+_NAME = re.compile(r"[a-z][a-z0-9]{1,30}")
+
+
+def _render(text: str, name: str, n_options: int) -> str:
+    return (text.replace("{{name}}", name).replace("{{title}}", name.capitalize())
+            .replace("{{n_options}}", str(n_options)))
+
+
+def _target_name(template_name: str, name: str) -> str:
+    return template_name.removesuffix(".tmpl").replace("NAME", name)
+
+
+def create(name: str, *, n_options: int = 4, tasks_root: Path | None = None, tests_root: Path | None = None,
+           build_mini: bool = True) -> Path:
+    """Create `tasks_root/<name>/` (and `tests_root/<name>/`); returns the task folder."""
+    if not _NAME.fullmatch(name):
+        raise ValueError(f"benchmark name {name!r} must be 2-31 lower-case letters/digits, starting with a letter")
+    if not 2 <= n_options <= 10:
+        raise ValueError(f"a question needs 2-10 options, got {n_options}")
+    root = (tasks_root or benchmarks.tasks_root()).resolve()
+    folder = root / name
+    if folder.exists():
+        raise FileExistsError(f"{folder} already exists; choose another name or remove it")
+    template = resources.files("lmms_agentic") / TEMPLATE
+    folder.mkdir(parents=True)
+    for entry in template.iterdir():
+        if entry.is_file() and entry.name.endswith(".tmpl"):
+            text = _render(entry.read_text(encoding="utf-8"), name, n_options)
+            (folder / _target_name(entry.name, name)).write_text(text, encoding="utf-8")
+    if tests_root is not None:
+        tests = tests_root / name
+        tests.mkdir(parents=True, exist_ok=True)
+        (tests / "__init__.py").write_text("")
+        for entry in (template / "tests").iterdir():
+            if entry.name.endswith(".tmpl"):
+                text = _render(entry.read_text(encoding="utf-8"), name, n_options)
+                (tests / _target_name(entry.name, name)).write_text(text, encoding="utf-8")
+    if build_mini:
+        # in a fresh interpreter: the new package must be importable from the folder just written
+        subprocess.run([sys.executable, "-m", f"lmms_agentic.tasks.{name}.mini", str(folder / "data" / "mini")],
+                       check=True, capture_output=True, text=True)
+    benchmarks.clear_cache()
+    return folder

@@ -1,0 +1,227 @@
+"""Agent-X release loading (plugin): `data.json` + `files/` of a located release -> the checked document rows.
+
+Owns reading `data.json` (UTF-8 and JSON errors naming the file; keys repeated at the top level or inside one
+record are detected: Python's json would keep the LAST copy silently), the release schema (`SCHEMA`,
+`adapters.release_schema`: a release that renamed the record keys loads with a `lmms_agentic_schema.yaml` next to the
+data, or a file named by `LMMS_AGENTIC_SCHEMA_AGENTX`, e.g. `fields: {query: question}`; no code edit), bad-record
+screening (`adapters.bad_records`: ONE error lists every unusable record and every repeated key; with
+`LMMS_AGENTIC_SKIP_BAD_RECORDS=1` they are excluded instead, of a repeated key the FIRST copy is kept) and the media
+integrity checks.  Each record is normalised by the core (`core/records.py`), which reads it through the schema's
+keys.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lmms_agentic.adapters import bad_records
+from lmms_agentic.adapters.bad_records import BadRecordsError, Exclusion
+from lmms_agentic.adapters.docs import ReleaseColumnsError
+from lmms_agentic.adapters.release_schema import OVERRIDE_FILE, ReleaseSchema, ResolvedSchema, SchemaOverrideError
+from lmms_agentic.tasks.agentx.core.records import (
+    BENCHMARK,
+    FIELDS,
+    PUBLISHED_KEYS,
+    is_record_shaped,
+    normalise,
+    record_error,
+    row_order,
+)
+
+DATA_FILE = "data.json"
+MEDIA_FOLDER = "files"
+SCHEMA = ReleaseSchema(BENCHMARK, dict(PUBLISHED_KEYS))
+"""The record keys of the release (canonical field -> data.json key); a user override may rename them."""
+log = logging.getLogger("lmms_agentic")
+
+
+# ---------------------------------------------------------------- reading data.json
+class _JsonObject(dict[str, Any]):
+    """A JSON object that remembers the keys it held more than once (the FIRST value of each is kept)."""
+
+    repeated: list[str]
+
+
+@dataclass(frozen=True)
+class RawRelease:
+    """`data.json` as read: the first record under each key, and the keys that occurred again."""
+
+    path: Path
+    entries: dict[str, Any]
+    repeated_keys: tuple[str, ...] = ()
+    """Top-level keys seen more than once, once per extra occurrence."""
+
+    @property
+    def occurrences(self) -> int:
+        """Entries in the file, repeated keys included (the rows read)."""
+        return len(self.entries) + len(self.repeated_keys)
+
+
+def read_data_json(folder: Path) -> RawRelease:
+    """The raw `data.json` of a dataset folder, repeated keys detected; a missing or unreadable file names the
+    path."""
+    path = folder / DATA_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"Agent-X expects {path} (the release's data.json next to files/)")
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> _JsonObject:
+        obj = _JsonObject()
+        obj.repeated = []
+        for key, value in pairs:
+            if key in obj:
+                obj.repeated.append(key)
+            else:
+                obj[key] = value
+        return obj
+
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ValueError(f"{path} is not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start} (line {line}) "
+                         "cannot be decoded; re-save the file as UTF-8") from None
+    try:
+        data = json.loads(text, object_pairs_hook=pairs_hook)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    if not isinstance(data, _JsonObject):
+        raise ValueError(f"{path} must map task keys to records, got {type(data).__name__}")
+    return RawRelease(path, dict(data), tuple(data.repeated))
+
+
+def _repeated_keys(value: Any, path: str) -> list[str]:
+    """Paths of the keys repeated inside `value` ("reasoning_steps[1].tool")."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        found += [f"{path}.{key}" if path else key for key in getattr(value, "repeated", ())]
+        for key, item in value.items():
+            if isinstance(item, (dict, list)):
+                found += _repeated_keys(item, f"{path}.{key}" if path else key)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, (dict, list)):
+                found += _repeated_keys(item, f"{path}[{index}]")
+    return found
+
+
+def check_no_repeated_keys(key: str, value: Any) -> None:
+    """Raise a `RecordError` when a key occurs more than once inside one record (which copy is meant is unknown)."""
+    repeated = _repeated_keys(value[0], "") if is_record_shaped(value) else []
+    if repeated:
+        raise record_error(key, repeated[0].partition(".")[0].partition("[")[0],
+                           f"key(s) {', '.join(repeated)} occur more than once in one object (which copy is meant is "
+                           "unknown; Python's json would keep the last one silently)")
+
+
+# ---------------------------------------------------------------- the release schema
+def raw_keys(schema: ResolvedSchema | None) -> dict[str, str]:
+    """Canonical field -> the data.json key it is read from (one key each: Agent-X fields are not gathered)."""
+    if schema is None:
+        return dict(SCHEMA.fields)
+    out: dict[str, str] = {}
+    for name in FIELDS:
+        raw = schema.raw_field(name)
+        if not isinstance(raw, str):
+            raise SchemaOverrideError(f"{schema.source}: fields.{name} must name one data.json key for Agent-X, "
+                                      f"got {list(raw)}")
+        out[name] = raw
+    return out
+
+
+def check_fields_present(entries: Mapping[str, Any], schema: ResolvedSchema | None) -> None:
+    """One error naming every field that NO record carries (a renamed key, most likely), with the override that
+    maps it."""
+    keys = raw_keys(schema)
+    records = [value[0] for value in entries.values()
+               if isinstance(value, list) and value and isinstance(value[0], dict)]
+    if not records:
+        return
+    missing = [name for name in FIELDS if not any(keys[name] in record for record in records)]
+    if not missing:
+        return
+    seen = sorted({key for record in records for key in record})
+    source = schema.source if schema is not None else "defaults"
+    raise ReleaseColumnsError(
+        f"{BENCHMARK}: no record of data.json has {', '.join(repr(keys[name]) + f' ({name})' for name in missing)}; "
+        f"the records' keys are {seen} (schema: {source}). If the release renamed them, map them in a schema "
+        f"override ({OVERRIDE_FILE} next to data.json, or LMMS_AGENTIC_SCHEMA_AGENTX=file), e.g.\n"
+        "fields:\n" + "\n".join(f"  {name}: <data.json key>" for name in missing))
+
+
+# ---------------------------------------------------------------- the whole release
+@dataclass(frozen=True)
+class Loaded:
+    """The usable rows of a release and what was set aside (see the module docstring)."""
+
+    rows: list[dict[str, Any]]
+    occurrences: int
+    """Entries in data.json, repeated keys included."""
+    excluded: list[Exclusion] = field(default_factory=list)
+    """Records left out (only with LMMS_AGENTIC_SKIP_BAD_RECORDS=1), repeated keys' later copies included."""
+
+    @property
+    def skipped_steps(self) -> dict[str, list[int]]:
+        """id -> 1-based positions of the GT steps skipped as malformed (not objects)."""
+        return {row["id"]: list(row["skipped_steps"]) for row in self.rows if row["skipped_steps"]}
+
+    @property
+    def not_judged(self) -> dict[str, str]:
+        """id -> why the released judge scripts cannot judge it (every judged metric of the item is unscored)."""
+        return {row["id"]: row["judge_blocker"] for row in self.rows if row["judge_blocker"]}
+
+
+def check_media(row: Mapping[str, Any], media_root: Path, field_name: str = "file_path") -> None:
+    """Raise a `RecordError` naming the record and `file_path[i]` when one of the row's media files escapes
+    `media_root` (``..``, an absolute path, a link out), is missing, empty, truncated or unreadable (no decoding)."""
+    from lmms_agentic.adapters import frames, media
+    from lmms_agentic.adapters.data import resolve_media
+
+    for position, relative in enumerate(row["media"]):
+        name = f"{field_name}[{position}]"
+        try:
+            path = resolve_media(media_root, relative, benchmark=BENCHMARK, record_id=row["id"], field_name=name)
+        except FileNotFoundError:
+            raise record_error(row["id"], name, f"media file {media_root / relative} does not exist") from None
+        where = f"{BENCHMARK} record {row['id']!r}, {name}"
+        if row["media_type"] == "video":
+            frames.check_video(path, where)
+        else:
+            media.check_image_cell(str(path), where)
+
+
+def load(folder: Path, generative_ids: Collection[str], schema: ResolvedSchema | None = None,
+         environ: Mapping[str, str] | None = None, media_root: Path | None = None) -> Loaded:
+    """Read, check and normalise a release folder.  Raises ONE `BadRecordsError` listing every unusable record and
+    every repeated key, unless `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (then they are excluded and listed in `excluded`).
+    With `media_root`, every record's media files are checked too (`check_media`)."""
+    raw = read_data_json(folder)
+    check_fields_present(raw.entries, schema)
+    repeated = bad_records.duplicates(BENCHMARK, [*raw.entries, *raw.repeated_keys])
+    keys = raw_keys(schema)
+
+    def convert(item: tuple[str, Any]) -> dict[str, Any]:
+        key = str(item[0])
+        check_no_repeated_keys(key, item[1])
+        row = normalise(key, item[1], generative_ids, keys)
+        if media_root is not None:
+            check_media(row, media_root, keys["file_path"])
+        return row
+
+    try:
+        rows, excluded = bad_records.screen(BENCHMARK, list(raw.entries.items()), convert, environ)
+    except BadRecordsError as exc:
+        raise BadRecordsError(BENCHMARK, exc.exclusions + repeated) from None
+    if repeated:
+        if not bad_records.skip_enabled(environ):
+            raise BadRecordsError(BENCHMARK, repeated)
+        log.warning("%s: %d repeated key(s) in data.json (%s=1): the first copy of each is kept, the later ones are "
+                    "excluded: %s", BENCHMARK, len(repeated), bad_records.SKIP_ENV,
+                    ", ".join(e.record_id for e in repeated[: bad_records.SHOWN]))
+    if not rows:
+        raise ValueError(f"{raw.path} holds no usable Agent-X records")
+    return Loaded(sorted(rows, key=row_order), raw.occurrences, excluded + repeated)
