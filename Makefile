@@ -64,14 +64,16 @@ sweep: install
 generate: install
 	$(BIN)/python -m lmms_agentic permutations
 
-# mypy cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
-# lmms_agentic), so it checks a symlinked view of the installed layout in .typecheck/.
+# mypy and import-linter cannot follow setuptools' package-dir mapping (tasks/, adapters/, judges/ install inside
+# lmms_agentic), so both check a symlinked view of the installed layout in .typecheck/. import-linter's contracts
+# (layers, benchmark independence, harness-neutral cores) are in pyproject.toml.
 lint: install
 	$(BIN)/ruff check .
 	@rm -rf .typecheck && mkdir -p .typecheck/lmms_agentic
 	@for f in lmms_agentic/*; do ln -s ../../$$f .typecheck/lmms_agentic/; done
 	@for d in adapters judges tasks; do ln -s ../../$$d .typecheck/lmms_agentic/$$d; done
 	MYPYPATH=.typecheck $(BIN)/mypy -p lmms_agentic
+	cd .typecheck && ../$(BIN)/lint-imports ../pyproject.toml
 
 clean:
 	rm -rf runs build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .typecheck

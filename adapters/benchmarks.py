@@ -21,6 +21,11 @@ Manifest fields (see any `tasks/*/benchmark.json`):
   headline table (the report compares a run without a judge name against it).
 - `profile` (optional): metrics the multi-model report shows side by side per model, as a table and a chart (for
   benchmarks whose score is a profile of metrics rather than one accuracy).
+- `protocols` (optional): the published protocols `reproduce` can run: `default`, `tasks` (protocol -> the task that
+  runs it; the `protocol` column of `reference.csv` names them) and `published_in` (protocol -> the paper's table);
+  without it the benchmark has one protocol, `default`, run by the task named like the benchmark.
+- `unreproducible` (optional): model names of `reference.csv` that no preset reproduces -> why (a test checks that
+  every model name there is either some preset's or listed here).
 
 Reading is lazy (first use) and cached per task folder; nothing happens at import.
 """
@@ -31,7 +36,7 @@ import functools
 import importlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,6 +73,10 @@ class Benchmark:
     schema_assumed: bool = False
     paper_judge: str | None = None
     profile: tuple[str, ...] = ()
+    default_protocol: str = "default"
+    protocol_tasks: Mapping[str, str] = field(default_factory=dict)
+    protocol_sources: Mapping[str, str] = field(default_factory=dict)
+    unreproducible: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def judged(self) -> bool:
@@ -104,6 +113,24 @@ def _strings(data: Mapping[str, Any], key: str, path: Path) -> tuple[str, ...]:
     return tuple(values)
 
 
+def _text_map(data: Mapping[str, Any], key: str, path: Path) -> dict[str, str]:
+    value = data.get(key, {})
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+        raise ManifestError(f"{path}: key {key!r} must be an object of strings")
+    return dict(value)
+
+
+def _protocols(data: Mapping[str, Any], name: str, path: Path) -> tuple[str, dict[str, str], dict[str, str]]:
+    """(default protocol, protocol -> task, protocol -> where it is published)."""
+    if "protocols" not in data:
+        return "default", {"default": name}, {}
+    entry = _get(data, "protocols", dict, path)
+    default, tasks = _get(entry, "default", str, path), _text_map(entry, "tasks", path)
+    if default not in tasks:
+        raise ManifestError(f"{path}: protocols.default {default!r} is not one of protocols.tasks ({', '.join(tasks)})")
+    return default, tasks, _text_map(entry, "published_in", path)
+
+
 def read_manifest(path: Path) -> Benchmark:
     """Parse and validate one `benchmark.json`."""
     try:
@@ -128,6 +155,7 @@ def read_manifest(path: Path) -> Benchmark:
     if mcq and not isinstance(correct_field, str):
         raise ManifestError(f"{path}: an MCQ benchmark needs headline.correct_field")
     demo = _get(data, "demo", dict, path)
+    default_protocol, protocol_tasks, protocol_sources = _protocols(data, name, path)
     expected = source_data.get("expected_rows")
     judge = data.get("judge")
     if judge is not None and not isinstance(judge, dict):
@@ -158,6 +186,10 @@ def read_manifest(path: Path) -> Benchmark:
         schema_assumed=bool(source_data.get("schema_assumed", False)),
         paper_judge=None if judge is None else _get(judge, "paper_judge", str, path),
         profile=_strings(data, "profile", path) if "profile" in data else (),
+        default_protocol=default_protocol,
+        protocol_tasks=protocol_tasks,
+        protocol_sources=protocol_sources,
+        unreproducible=_text_map(data, "unreproducible", path),
     )
 
 

@@ -1,14 +1,12 @@
 """Judge client throughput against the loopback scripted server (``judges/testing.py``), and a fully cached rerun.
 
-Supersedes ``judges/bench.py`` (concurrency 1 and 16 only).  The server answers every request after
-``LATENCY_S`` (20 ms, a fast local vLLM judge) and runs in a child process (in the client's process its threads
-would compete with the client's for one GIL, which a real judge server never does).  The client sends ``N``
-distinct requests through ``judge_many`` at concurrency 1, 8, 16 and 32 with the cache off.  The ideal at
-concurrency c is c / latency requests per second; the figure is the share of it reached (target at 16: >= 80%).
-The cached rerun writes ``CACHED`` (8,000) verdicts into a fresh cache folder, starts a new client and server,
-judges the same requests again and counts what reached the server (target 0) and the wall time (target < 1 s).
-``python -m perf.judge --profile``: a pyinstrument profile of the concurrency-16 pass.
-"""
+The server answers every request after ``LATENCY_S`` (20 ms, a fast local vLLM judge) and runs in a child process
+(in the client's process its threads would compete with the client's for one GIL, which a real judge server never
+does). The client sends ``N`` distinct requests through ``judge_many`` at concurrency 1, 8, 16 and 32 with the cache
+off. The ideal at concurrency c is c / latency requests per second; the figure is the share of it reached (target at
+16: >= 80%). The cached rerun writes ``CACHED`` (8,000) verdicts into a fresh cache folder, starts a new client and
+server, judges the same requests again and counts what reached the server (target 0) and the wall time (target < 1
+s). ``python -m perf.judge --profile``: a pyinstrument profile of the concurrency-16 pass. """
 
 from __future__ import annotations
 

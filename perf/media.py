@@ -1,7 +1,5 @@
 """Media work: 32-frame sampling with decord against PyAV on long videos, and a 5-permutation run against a plain one.
 
-Supersedes ``lmms_agentic/bench_media.py``.
-
 * Frame sampling: ``adapters.frames.sample_frames(path, 32, use_cache=False)`` on the synthetic 40-60 s clips
   (24-30 fps, so 960-1,800 frames each), once with decord only and once with PyAV only (best of 2, CPU time).
   Informational: how much the PyAV fallback costs.

@@ -1,8 +1,8 @@
 """Every parser on pathological 1 MB inputs (target: well under 50 ms per call; the figure is each parser's worst).
 
 Parsers: the strict extractor (``adapters/core/extract.py``: ``extract_choice`` with a count and with option texts,
-``split_confidence``), the RoboVista parity parser (``tasks/robovista/parity.py``, both released versions), the
-Agent-X trace parser (``tasks/agentx/trace.py``), the judge reply parsers (``judges/parsers.py``: score, yes/no,
+``split_confidence``), the RoboVista parity parser (``tasks/robovista/core/parity.py``, both released versions), the
+Agent-X trace parser (``tasks/agentx/core/trace.py``), the judge reply parsers (``judges/parsers.py``: score, yes/no,
 letter, refusal; ``judges/rubric.py``: the Agent-X JSON rubric, with Python literals) and the loop detector
 (``adapters/loops.py``).
 
@@ -109,9 +109,9 @@ def parsers() -> dict[str, Callable[[str], Any]]:
     from lmms_agentic.adapters.loops import check_response
     from lmms_agentic.judges import AnyOf, ChoiceParser, JsonObjectParser, Number, ScoreParser, Text, YesNoParser
     from lmms_agentic.judges.parsers import clean_reply, looks_like_refusal
-    from lmms_agentic.tasks.agentx import protocol
-    from lmms_agentic.tasks.agentx.trace import parse_trace
-    from lmms_agentic.tasks.robovista.parity import parse_answer
+    from lmms_agentic.tasks.agentx.core import protocol
+    from lmms_agentic.tasks.agentx.core.trace import parse_trace
+    from lmms_agentic.tasks.robovista.core.parity import parse_answer
 
     options = ["move left", "move left slowly", "lift the cup", "stop"]
     score, yes_no, choice = ScoreParser(1, 5), YesNoParser(), ChoiceParser("ABCD")

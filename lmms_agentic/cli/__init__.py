@@ -71,13 +71,13 @@ def _presets(args: argparse.Namespace) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from lmms_agentic.reproduce.command import command as reproduce
+    from lmms_agentic.reproduce import command as reproduce
 
     return reproduce.execute(args)
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from lmms_agentic.reproduce.command import rescore
+    from lmms_agentic.reproduce import rescore
 
     return rescore.execute(args)
 
@@ -150,8 +150,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     run = command("run", _run, "run lmms-eval and fail loudly when the evaluation failed")
     run.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
     from lmms_agentic import presets as presets_cli
-    from lmms_agentic.reproduce.command import command as reproduce_cli
-    from lmms_agentic.reproduce.command import rescore as rescore_cli
+    from lmms_agentic.reproduce import command as reproduce_cli
+    from lmms_agentic.reproduce import rescore as rescore_cli
 
     report = command("report", _report, "report on one finished run, or several models side by side")
     report.add_argument("folders", type=Path, nargs="+", help="lmms-eval --output_path folders (or results files)")

@@ -2,14 +2,14 @@
 
 The presets live in YAML files next to this module (installed as package data): ``open.yaml`` (open weights that
 fit on one 8-GPU node: vLLM first, then a Hugging Face chat backend), ``api.yaml`` (closed models through lmms-eval's
-OpenAI-compatible backend), ``baselines.yaml`` (constant-letter baselines and the demo's smoke models),
-``protocols.yaml`` (which task runs each published protocol) and ``unreproducible.yaml`` (rows no preset can
-reproduce, with the reason). Each file's header documents its fields.
+OpenAI-compatible backend) and ``baselines.yaml`` (constant-letter baselines and the demo's smoke models). Each
+file's header documents its fields. What belongs to a benchmark (which task runs each published protocol, the
+reference rows no preset can reproduce) is in its own ``tasks/<name>/benchmark.json``.
 
 This module reads and validates them (``PresetError`` names the file and the key), and turns a preset into what
 lmms-eval takes: ``--model``, ``--model_args`` (``model_args``) and ``--gen_kwargs`` (``gen_kwargs``). API keys are
 never part of the model arguments: ``key_env`` names the environment variable that holds the key.
-``python -m lmms_agentic.presets`` lists them. Nothing is read at import time.
+``python -m lmms_agentic presets`` lists them. Nothing is read at import time.
 """
 
 from __future__ import annotations
@@ -177,14 +177,15 @@ def get(name: str) -> Preset:
     return known[name]
 
 
-@functools.cache
 def protocols(benchmark: str) -> tuple[str, dict[str, str]]:
-    """(default protocol, protocol -> task) for a benchmark."""
-    data = _mapping(_read("protocols.yaml"), "presets/protocols.yaml")
-    if benchmark not in data:
-        raise PresetError(f"presets/protocols.yaml: no entry for benchmark {benchmark!r}")
-    entry = _mapping(data[benchmark], f"presets/protocols.yaml: {benchmark}")
-    return str(entry["default"]), {str(k): str(v) for k, v in _mapping(entry["protocols"], benchmark).items()}
+    """(default protocol, protocol -> task) for a benchmark, as its `benchmark.json` declares them."""
+    from lmms_agentic.adapters import benchmarks
+
+    try:
+        found = benchmarks.get(benchmark)
+    except KeyError as exc:
+        raise PresetError(exc.args[0]) from exc
+    return found.default_protocol, dict(found.protocol_tasks)
 
 
 def task_for(preset: Preset | None, benchmark: str, protocol: str) -> str:
@@ -197,11 +198,11 @@ def task_for(preset: Preset | None, benchmark: str, protocol: str) -> str:
     return table[protocol]
 
 
-@functools.cache
 def unreproducible() -> dict[str, dict[str, str]]:
-    """benchmark -> reference model name -> why no preset reproduces it."""
-    data = _mapping(_read("unreproducible.yaml"), "presets/unreproducible.yaml")
-    return {b: {str(m): str(r) for m, r in _mapping(v, b).items()} for b, v in data.items()}
+    """benchmark -> reference model name -> why no preset reproduces it (each `benchmark.json`'s `unreproducible`)."""
+    from lmms_agentic.adapters import benchmarks
+
+    return {name: dict(b.unreproducible) for name, b in benchmarks.all_benchmarks().items()}
 
 
 def backend_for(preset: Preset, name: str | None = None) -> Backend:

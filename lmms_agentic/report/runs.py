@@ -30,7 +30,9 @@ from typing import Any
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.report.single import ReportInputError, latest_results, read_results
-from lmms_agentic.reproduce.command import MANIFEST
+
+RUN_MANIFEST = "reproduce.json"
+"""What `python -m lmms_agentic reproduce` writes into a run folder (preset, versions, data, seeds); read back here."""
 
 _DOMAIN = re.compile(r"domain_(?P<domain>.+)_acc")
 
@@ -127,7 +129,7 @@ def load_run(path: Path) -> Run:
     results = read_results(results_file)
     manifest = None
     for folder in (results_file.parent, results_file.parent.parent):  # lmms-eval may add a model sub-folder
-        candidate = folder / MANIFEST
+        candidate = folder / RUN_MANIFEST
         if candidate.is_file():
             try:
                 manifest = json.loads(candidate.read_text(encoding="utf-8"))

@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from lmms_agentic.report.published import Comparison
     from lmms_agentic.report.runs import Run
 
-MANIFEST = "reproduce.json"  # read back by lmms_agentic.report.runs
 
 SEEDS = {"random": 0, "numpy": 1234, "torch": 1234, "fewshot": 1234}
 VERSIONED = ("lmms_agentic", "lmms_eval", "torch", "transformers", "vllm", "accelerate", "datasets", "openai")
@@ -167,7 +166,9 @@ def run(preset: Preset, benchmark: str, *, backend_name: str | None = None, limi
     results = json.loads(results_file.read_text(encoding="utf-8"))
     manifest["data"]["provenance"] = (results.get("lmms_agentic") or {}).get("data")
     manifest.update(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), results_file=str(results_file))
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
+    from lmms_agentic.report.runs import RUN_MANIFEST
+
+    (folder / RUN_MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n", encoding="utf-8")
     return load_run(folder)
 
 
@@ -250,7 +251,7 @@ def execute(args: argparse.Namespace) -> int:
 
     names, bench_names, protocols = _split(args.preset), _split(args.benchmark), _split(args.protocol)
     if args.emit_slurm is not None:
-        from lmms_agentic.reproduce.command import slurm
+        from lmms_agentic.reproduce import slurm
 
         if not names or not bench_names:
             raise ReproduceError("--emit-slurm needs --preset and --benchmark (comma lists)")
@@ -278,5 +279,7 @@ def execute(args: argparse.Namespace) -> int:
     if args.source is None:
         target = run_.path / "comparison.md"
         target.write_text(text + "\n", encoding="utf-8")
-        print(f"\nrun folder: {run_.path} (comparison.md, {MANIFEST})")
+        from lmms_agentic.report.runs import RUN_MANIFEST
+
+        print(f"\nrun folder: {run_.path} (comparison.md, {RUN_MANIFEST})")
     return 1 if args.fail_on_miss and any(c.status == "MISS" for c in found) else 0

@@ -9,7 +9,7 @@ import pytest
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.media import MediaError
 
-from ..reliability.corpus import faststart_copy, remux
+from ..bad_data import faststart_copy, remux
 
 # 10-second clip at 10 fps = 100 frames -> round(linspace(0, 99, 32)), half up
 TEN_SECOND_CLIP_32 = [0, 3, 6, 10, 13, 16, 19, 22, 26, 29, 32, 35, 38, 42, 45, 48, 51, 54, 57, 61, 64, 67, 70, 73,

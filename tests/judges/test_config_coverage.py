@@ -77,7 +77,7 @@ def test_import_reads_no_environment_and_creates_no_client() -> None:
     code = (
         "import gc, threading, httpx\n"
         "import lmms_agentic.judges, lmms_agentic.judges.mcq_fallback, lmms_agentic.judges.agreement\n"
-        "import lmms_agentic.judges.bench, lmms_agentic.judges.testing\n"
+        "import lmms_agentic.judges.testing\n"
         "assert not [o for o in gc.get_objects() if isinstance(o, httpx.Client)]\n"
         "assert threading.active_count() == 1\n"
         "import lmms_agentic.judges.client as c; assert c._default is None\n"

@@ -158,11 +158,9 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         main([str(a)])
 
 
-def test_cli_module_entry_and_bench(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_module_entry(tmp_path: Path) -> None:
     import subprocess
     import sys
-
-    from lmms_agentic.judges import bench
 
     a = tmp_path / "a.jsonl"
     a.write_text("\n".join(json.dumps(r) for r in RUN_A))
@@ -170,6 +168,3 @@ def test_cli_module_entry_and_bench(tmp_path: Path, capsys: pytest.CaptureFixtur
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["metrics"]["goal"]["exact_match"] == 1.0
-    assert bench.main(["-n", "20", "--latency", "0.005"]) == 0
-    out = capsys.readouterr().out
-    assert "concurrency  1:" in out and "concurrency 16:" in out and "unscored 0" in out

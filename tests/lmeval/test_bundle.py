@@ -24,7 +24,7 @@ def _run(code: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def robovista() -> tuple[bundle.Bundle, dict[str, Any]]:
-    built = bundle.build(["lmms_agentic.tasks.robovista.hooks", "lmms_agentic.tasks.robovista.metrics"])
+    built = bundle.build(["lmms_agentic.tasks.robovista.hooks", "lmms_agentic.tasks.robovista.core.metrics"])
     return built, _run(built.code)
 
 
@@ -45,11 +45,11 @@ def test_no_lmms_agentic_import_survives(robovista: tuple[bundle.Bundle, dict[st
 def test_inlined_parsers_behave_like_the_originals(robovista: tuple[bundle.Bundle, dict[str, Any]],
                                                    reply: str) -> None:
     from lmms_agentic.adapters.core.extract import extract_choice
-    from lmms_agentic.tasks.robovista import parity
+    from lmms_agentic.tasks.robovista.core import parity
 
     _, namespace = robovista
     options = ["red", "green", "blue", "yellow", "purple"]
-    inlined_parity = namespace["_tasks_robovista_parity"]
+    inlined_parity = namespace["_tasks_robovista_core_parity"]
     for mode in parity.PARSER_MODES:
         assert inlined_parity.parse_answer(reply, options, mode).letter == parity.parse_answer(reply, options,
                                                                                                  mode).letter
@@ -59,16 +59,16 @@ def test_inlined_parsers_behave_like_the_originals(robovista: tuple[bundle.Bundl
 
 
 def test_comments_and_multiline_strings_are_kept_verbatim() -> None:
-    from lmms_agentic.tasks.agentx import protocol
+    from lmms_agentic.tasks.agentx.core import protocol
 
     text = protocol.TOOLMETA_PATH.read_text(encoding="utf-8")
-    manifest = json.loads((protocol.TOOLMETA_PATH.parent / "benchmark.json").read_text())
-    built = bundle.build(["lmms_agentic.tasks.agentx.protocol", "lmms_agentic.adapters.benchmarks"],
+    manifest = json.loads((protocol.TOOLMETA_PATH.parents[1] / "benchmark.json").read_text())
+    built = bundle.build(["lmms_agentic.tasks.agentx.core.protocol", "lmms_agentic.adapters.benchmarks"],
                          patches("agentx", manifest,
                                  {protocol.__name__: [InlinedFile("_toolmeta_text", "toolmeta.json", text)]},
                                  lmeval=False))
     namespace = _run(built.code)
-    inlined = namespace["_tasks_agentx_protocol"]
+    inlined = namespace["_tasks_agentx_core_protocol"]
     assert inlined.INSTRUCTION_TEMPLATE == protocol.INSTRUCTION_TEMPLATE
     assert inlined.instruction() == protocol.instruction(), "the catalogue travels inside the file"
     assert namespace["_adapters_benchmarks"].get("agentx").source.hub_id == "Tajamul21/Agent-X"

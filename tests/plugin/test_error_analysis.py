@@ -340,7 +340,7 @@ def test_errors_on_a_real_lmms_eval_run(tmp_path: Path) -> None:
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("LMMS_AGENTIC_")},
                "LMMS_AGENTIC_JUDGE_BASE_URL": server.base_url, "LMMS_AGENTIC_JUDGE_MODEL": "vlm-judge",
                "LMMS_AGENTIC_JUDGE_CACHE": "off", "LMMS_AGENTIC_DATA": "mini", "HF_HUB_OFFLINE": "1"}
-        command = [sys.executable, "-m", "lmms_agentic.error_analysis", "errors", str(tmp_path / "run"),
+        command = [sys.executable, "-m", "lmms_agentic", "errors", str(tmp_path / "run"),
                    "--judge-vision", "--output", str(tmp_path / "errors"), "--quiet", "--sample", "2"]
         finished = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
         assert finished.returncode == 0, finished.stderr[-3000:]

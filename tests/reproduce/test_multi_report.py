@@ -79,7 +79,7 @@ def test_inputs_that_are_not_lmms_eval_outputs(tmp_path: Path, runs: list[Path])
     (bad / "x_results.json").write_text(json.dumps({"something": 1}))
     with pytest.raises(ReportInputError, match="no 'results' table"):
         write_multi_report([bad], tmp_path / "out")
-    done = subprocess.run([sys.executable, "-m", "lmms_agentic.report", str(runs[0]), str(empty)],
+    done = subprocess.run([sys.executable, "-m", "lmms_agentic", "report", str(runs[0]), str(empty)],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (f"lmms-agentic report: error: {empty}: not an lmms-eval output "

@@ -124,7 +124,7 @@ def test_listing_and_unknown_preset() -> None:
     assert all(f"| {name} |" in text for name in presets.all_presets())
     with pytest.raises(presets.PresetError, match="did you mean qwen2_5_vl_7b"):
         presets.get("qwen2_5_vl_7")
-    done = subprocess.run([sys.executable, "-m", "lmms_agentic.presets", "nosuch"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "lmms_agentic", "presets", "nosuch"], capture_output=True, text=True,
                           timeout=120, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("lmms-agentic presets: error: no preset named 'nosuch'")

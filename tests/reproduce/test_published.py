@@ -86,7 +86,7 @@ def test_from_an_existing_folder_and_user_errors(tmp_path: Path, capsys: pytest.
     write_run(tmp_path / "other", lambda b, d, i: True, model_args="model=someone/else")
     assert cli.main(["reproduce", "--from", str(tmp_path / "other")]) == 1
     assert "cannot tell which published model this run is" in capsys.readouterr().err
-    done = subprocess.run([sys.executable, "-m", "lmms_agentic.reproduce.command", "--from", str(tmp_path / "missing")],
+    done = subprocess.run([sys.executable, "-m", "lmms_agentic", "reproduce", "--from", str(tmp_path / "missing")],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.strip().splitlines()[-1] == (f"lmms-agentic reproduce: error: {tmp_path / 'missing'}: "

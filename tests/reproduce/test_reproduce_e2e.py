@@ -19,7 +19,7 @@ from lmms_agentic.report import write_multi_report
 @pytest.mark.e2e
 def test_smoke_preset_runs_compares_and_reports(tmp_path: Path) -> None:
     env = {**os.environ, "LMMS_AGENTIC_DATA": "mini", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
-    command = [sys.executable, "-m", "lmms_agentic.reproduce.command", "--preset", "tiny_qwen3_vl", "--benchmark",
+    command = [sys.executable, "-m", "lmms_agentic", "reproduce", "--preset", "tiny_qwen3_vl", "--benchmark",
                "agentvqa", "--limit", "1", "--output", str(tmp_path)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
@@ -32,7 +32,7 @@ def test_smoke_preset_runs_compares_and_reports(tmp_path: Path) -> None:
     assert manifest["data"]["provenance"]["agentvqa"]["kind"] == "mini"
     assert manifest["versions"]["lmms_eval"] == "0.7.3" and manifest["seeds"]["random"] == 0
     assert (folder / "comparison.md").read_text().startswith("## Reproduction: tiny_qwen3_vl")
-    again = subprocess.run([sys.executable, "-m", "lmms_agentic.reproduce.command", "--from", str(folder)], env=env,
+    again = subprocess.run([sys.executable, "-m", "lmms_agentic", "reproduce", "--from", str(folder)], env=env,
                            capture_output=True, text=True, timeout=300, check=False)
     assert again.returncode == 0 and "Constant-letter mean" in again.stdout, again.stderr[-2000:]
     from tests.reproduce.conftest import write_run
