@@ -46,26 +46,28 @@ class InterfaceError(TypeError):
     """A benchmark folder does not provide the interface; the message names the folder and the member."""
 
 
-def check_metric_names(benchmark: str, names: Iterable[str]) -> tuple[str, ...]:
-    """The names, checked: unique, and none a substring of another (lmms-eval matches a group's metrics to its
-    subtasks' by substring, so `acc` would also collect `strict_acc`)."""
+def check_metric_names(benchmark: str, names: Iterable[str], group_metrics: Iterable[str] = ()) -> tuple[str, ...]:
+    """The names, checked: unique, and no metric that a group aggregates inside another name (lmms-eval collects a
+    group's metric from its subtasks by substring, so a group's `acc` would also collect `strict_acc`)."""
     names = tuple(names)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise InterfaceError(f"tasks/{benchmark}: METRICS names {', '.join(duplicates)} more than once")
-    clashes = [(a, b) for a in names for b in names if a != b and a in b]
+    clashes = [(a, b) for a in dict.fromkeys(group_metrics) for b in names if a != b and a in b]
     if clashes:
         pairs = "; ".join(f"{a!r} is inside {b!r}" for a, b in clashes)
-        raise InterfaceError(f"tasks/{benchmark}: metric names must not contain one another ({pairs}); rename one")
+        raise InterfaceError(f"tasks/{benchmark}: a group metric must not be inside another metric name ({pairs}); "
+                             "rename one")
     return names
 
 
-def check_package(benchmark: str, module: ModuleType) -> BenchmarkPackage:
-    """`module` as a `BenchmarkPackage`, or an `InterfaceError` naming every missing member."""
+def check_package(benchmark: str, module: ModuleType, group_metrics: Iterable[str] = ()) -> BenchmarkPackage:
+    """`module` as a `BenchmarkPackage` (its metric names checked against the metrics its groups aggregate), or an
+    `InterfaceError` naming every missing member."""
     members = ("core", "METRICS", "load_docs", "build_mini", "error_modes", "example_replies")
     missing = [name for name in members if not hasattr(module, name)]
     if missing or not isinstance(module, BenchmarkPackage):
         raise InterfaceError(f"tasks/{benchmark}/__init__.py must provide {', '.join(missing or members)} "
                              "(see adapters/interface.py)")
-    check_metric_names(benchmark, module.METRICS)
+    check_metric_names(benchmark, module.METRICS, group_metrics)
     return module

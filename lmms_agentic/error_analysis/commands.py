@@ -68,6 +68,8 @@ def _task_names(values: Sequence[str]) -> list[str]:
 
 
 def _specs(run: Run) -> dict[str, ErrorModes]:
+    from lmms_agentic.judges.error_modes import ErrorModes
+
     found: dict[str, ErrorModes] = {}
     for variant in run.variants:
         name = variant.benchmark.name

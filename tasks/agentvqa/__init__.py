@@ -1,1 +1,45 @@
-"""AgentVQA task definitions."""
+"""AgentVQA (five agent domains, four-option MCQs): the benchmark package of `adapters/interface.py` — its
+harness-neutral `core`, `METRICS`, and the plugin's loading, mini split, error modes and example replies."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lmms_agentic.tasks.agentvqa import core
+
+if TYPE_CHECKING:
+    import datasets
+
+    from lmms_agentic.judges.error_modes import ErrorModes
+
+METRICS = core.metrics.METRICS
+
+
+def load_docs() -> datasets.Dataset:
+    """Every AgentVQA row in canonical form, located and validated as an evaluation loads it."""
+    from lmms_agentic.tasks.agentvqa import hooks
+
+    return hooks.all_docs()
+
+
+def build_mini(folder: Path) -> Path:
+    """Write the bundled mini split into `folder`; returns the parquet file."""
+    from lmms_agentic.tasks.agentvqa import mini
+
+    return mini.write(folder)
+
+
+def error_modes() -> ErrorModes:
+    """The paper's error-mode study (App. G.1)."""
+    from lmms_agentic.tasks.agentvqa.error_study import ERROR_MODES
+
+    return ERROR_MODES
+
+
+def example_replies(doc: Mapping[str, Any]) -> list[str]:
+    """Replies that exercise the MCQ scorer on `doc`."""
+    from lmms_agentic.adapters.samples import mcq_example_replies
+
+    return mcq_example_replies(doc)

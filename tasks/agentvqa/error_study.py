@@ -28,7 +28,8 @@ from lmms_agentic.adapters.data import fetch_folder, locate
 from lmms_agentic.adapters.reference import load_reference, rows_for
 from lmms_agentic.judges import PromptTemplate
 from lmms_agentic.judges.error_modes import ErrorModes, Item, JudgeInput, Mode, mode_template
-from lmms_agentic.tasks.agentvqa import hooks, records
+from lmms_agentic.tasks.agentvqa import hooks
+from lmms_agentic.tasks.agentvqa.core import prompt, records
 
 TEMPLATE_VERSION = "1"
 DEFAULT_FRAMES = 32
@@ -156,7 +157,7 @@ def build(item: Item, doc: Mapping[str, Any], kwargs: Mapping[str, Any], video_f
     visuals = [v for v in hooks.visuals(doc, settings) if isinstance(v, Image.Image)]
     n_images = len(doc.get(hooks.IMAGES) or [])
     try:
-        texts = list(hooks.rendered_options(doc).texts)
+        texts = list(prompt.rendered_options(doc).texts)
     except ValueError:  # coordinates without an image size: the released text
         texts = list(doc["options"])
     letter = {LETTERS[i]: text for i, text in enumerate(texts)}
@@ -172,7 +173,7 @@ def build(item: Item, doc: Mapping[str, Any], kwargs: Mapping[str, Any], video_f
         "visual_input": _visual_input(doc, n_images, len(visuals) - n_images),
         "metadata": json.dumps({k: v for k, v in shown.items() if v not in (None, "")}, ensure_ascii=False),
         "question": doc["question"],
-        "history": doc["context"] if doc["with_history"] and doc["context"] else "(none)",
+        "history": doc["context"] if prompt.shows_history(doc) else "(none)",
         "options": "\n".join(f"{k}. {v}" for k, v in letter.items()),
         "gold": f"{doc['answer']}. {letter.get(doc['answer'], '')}",
         "chosen": f"{pred}. {letter.get(pred, '')}" if pred else "no option could be read from the reply (no answer)",

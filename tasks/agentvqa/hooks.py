@@ -1,7 +1,10 @@
-"""lmms-eval hooks for AgentVQA: loading and variants (process_docs), prompt, visuals, per-sample records.
+"""lmms-eval hooks for AgentVQA: the core (`core/`) plus the plugin's extras around it.
 
-Glue only: the raw-row reader is `records.py`, per-source option rendering `sources.py`, metric views
-`metrics.py`. Task-variant settings that change what the model sees — domain, coordinate convention, action
+Glue only: the core reads rows, renders options, builds the prompt and names the per-item fields; here are loading
+(`adapters.docs.load_canonical` with the release schema of `release.py`) and variants (process_docs), strict image
+decoding and the decoded-media cache (`adapters.media`), video location and frame decoding (`adapters.frames`), the
+MCQ judge fallback, the sample-record contract (`adapters.samples`) with the metric views of `views.py`, and option
+permutations. Task-variant settings that change what the model sees — domain, coordinate convention, action
 history on/off — are chosen by the `process_docs` reference in the task YAML and written into every row, so prompts
 read them from the document and every sample record logs them. The prompt wording and the video mode (task-side
 frames, or the video path for backends with native video) are configuration in `lmms_eval_specific_kwargs`.
@@ -10,32 +13,31 @@ frames, or the video path for backends with native video) are configuration in `
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import datasets
 from PIL import Image
 
 from lmms_agentic.adapters import frames
-from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.data import Location, resolve_media
 from lmms_agentic.adapters.docs import load_canonical, select_where
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
 from lmms_agentic.judges.mcq_fallback import extract_with_fallback
-from lmms_agentic.tasks.agentvqa import metrics, records
-from lmms_agentic.tasks.agentvqa.sources import RenderedOptions, adapter_for
+from lmms_agentic.tasks.agentvqa import release, views
+from lmms_agentic.tasks.agentvqa.core import prompt, scoring
+from lmms_agentic.tasks.agentvqa.core.records import BENCHMARK
 
 IMAGES = "images"
 DEFAULT_CONVENTION = "pixel_xy"
-CONVENTION_VARIANTS = ("norm1000_yx", "norm1000_xy")
 
 
 # --------------------------------------------------------------------------- loading (process_docs)
 
 def _loaded() -> tuple[datasets.Dataset, Location]:
-    return load_canonical(records.BENCHMARK, records.SCHEMA, records.normalise, IMAGES, check=records.check_columns,
+    return load_canonical(BENCHMARK, release.SCHEMA, release.normalise, IMAGES, check=release.check_columns,
                           finish=_with_image_sizes)
 
 
@@ -163,63 +165,41 @@ def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
         return [as_rgb(cell, where=f"agentvqa record {doc['id']!r}, {IMAGES}[{i}]") for i, cell in enumerate(cells)]
 
     # rows of one question under option permutations share their media: decode once (keyed by question)
-    return decoded_once((records.BENCHMARK, doc.get("group_id") or doc["id"], IMAGES), load) if cells else []
+    return decoded_once((BENCHMARK, doc.get("group_id") or doc["id"], IMAGES), load) if cells else []
 
 
 def _video_path(doc: Mapping[str, Any]) -> str:
-    return str(resolve_media(doc["media_root"], doc["video"], benchmark=records.BENCHMARK, record_id=doc["id"],
+    return str(resolve_media(doc["media_root"], doc["video"], benchmark=BENCHMARK, record_id=doc["id"],
                              field_name="video"))
 
 
-def visuals(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[Image.Image | str]:
+def visuals(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[prompt.Visual]:
     """Images in dataset order; for a video, `n_frames` uniform frames (task-side) or the video path."""
-    items: list[Image.Image | str] = list(_images(doc))
+    images = _images(doc)
+    video: Sequence[Image.Image] | str | None = None
     if doc.get("video"):
         path = _video_path(doc)
         if kwargs["video_mode"] == "native":
-            items.append(path)
+            video = path
         elif kwargs["video_mode"] == "frames":
-            items.extend(frames.sample_frames(path, int(kwargs["n_frames"])).frames)
+            video = frames.sample_frames(path, int(kwargs["n_frames"])).frames
         else:
             raise ValueError(f"video_mode must be 'frames' or 'native', got {kwargs['video_mode']!r}")
-    return items
+    return prompt.ordered_visuals(images, video)
 
 
-def rendered_options(doc: Mapping[str, Any]) -> RenderedOptions:
-    """Options in the row's coordinate convention (the image size is the record's, filled at load when missing)."""
-    meta = json.loads(doc["metadata_json"])
-    return adapter_for(doc["source"]).render(doc["options"], meta, doc["coord_convention"], None)
-
-
-def prompt_text(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> str:
-    """The paper's template [ASSUMPTION, see README.md]: question, previous actions (trajectories), options and
-    the instruction."""
-    options = rendered_options(doc).texts
-    lines = [doc["question"]]
-    if doc["with_history"] and doc["context"]:
-        lines += [kwargs["history_header"], doc["context"]]
-    lines.append("Options:")
-    lines += [f"{LETTERS[i]}. {text}" for i, text in enumerate(options)]
-    lines.append(kwargs["post_prompt"])
-    return "\n".join(lines)
-
-
-def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> list[Image.Image | str]:
+def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> list[prompt.Visual]:
     return visuals(doc, lmms_eval_specific_kwargs)
 
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> str:
-    return prompt_text(doc, lmms_eval_specific_kwargs)
+    return prompt.prompt_text(doc, lmms_eval_specific_kwargs)
 
 
 def doc_to_messages(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One user turn: visuals first (images, frames or the video), then the text; no system prompt."""
-    content: list[dict[str, Any]] = []
-    for item in visuals(doc, lmms_eval_specific_kwargs):
-        kind = "video" if isinstance(item, str) else "image"
-        content.append({"type": kind, "url": item})
-    content.append({"type": "text", "text": prompt_text(doc, lmms_eval_specific_kwargs)})
-    return [{"role": "user", "content": content}]
+    shown = visuals(doc, lmms_eval_specific_kwargs)
+    return prompt.Prompt(shown, prompt.prompt_text(doc, lmms_eval_specific_kwargs)).messages()
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> str:
@@ -229,23 +209,17 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- scoring
 
 def record(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """The per-sample record (see `adapters.samples`) plus the variant settings, the coordinate rendering and the
-    video frames this process sampled."""
+    """The per-sample record (see `adapters.samples`) plus the core's per-item fields and the video frames this
+    process sampled."""
     response = response_text(results)
-    rendered = rendered_options(doc)  # the option texts as the model saw them, for the echoed-option rule
+    rendered = prompt.rendered_options(doc)  # the option texts as the model saw them, for the echoed-option rule
     # strict rules, then the LLM-judge fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)
     extraction = extract_with_fallback(response, rendered.texts, question=doc["question"], item_id=doc["id"])
-    out = mcq_record(records.BENCHMARK, doc, response, extraction)
-    out.update({
-        "input_type": json.loads(doc["metadata_json"])["input_type"],
-        "coord_convention": doc["coord_convention"],
-        "coords_status": rendered.status,
-        "coords_note": rendered.note,
-        "with_history": bool(doc["with_history"] and doc["context"]),
-        "video": frames.frames_log(_video_path(doc), doc["video"]) if doc.get("video") else None,
-    })
+    out = mcq_record(BENCHMARK, doc, response, extraction)
+    out.update(scoring.item_fields(doc, rendered))
+    out["video"] = frames.frames_log(_video_path(doc), doc["video"]) if doc.get("video") else None
     return out
 
 
 process_results = results_function(record, record_metric="accuracy", score_field="correct",
-                                   views=metrics.views_for)
+                                   views=views.views_for)

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lmms_agentic.tasks.robovista import core
+
+if TYPE_CHECKING:
+    import datasets
+
+    from lmms_agentic.judges.error_modes import ErrorModes
 
 METRICS = core.metrics.METRICS
 
 
-def load_docs() -> Any:
+def load_docs() -> datasets.Dataset:
     """Every document in canonical form (a `datasets.Dataset`)."""
     from lmms_agentic.tasks.robovista import hooks
 
@@ -26,9 +31,9 @@ def build_mini(folder: Path) -> Path:
     return mini.write(folder)
 
 
-def error_modes() -> Any:
-    """The paper's failure analysis (`error_modes.ERROR_MODES`)."""
-    from lmms_agentic.tasks.robovista.error_modes import ERROR_MODES
+def error_modes() -> ErrorModes:
+    """The paper's failure analysis (`error_study.ERROR_MODES`)."""
+    from lmms_agentic.tasks.robovista.error_study import ERROR_MODES
 
     return ERROR_MODES
 

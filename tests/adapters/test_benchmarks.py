@@ -102,10 +102,16 @@ def test_the_shipped_manifests_declare_what_the_shared_tools_use() -> None:
     assert set(referenced_benchmarks()) == {n for n, b in shipped.items() if (b.folder / "reference.csv").is_file()}
 
 
-@pytest.mark.parametrize("names", [("acc", "strict_acc"), ("a", "b", "a")], ids=["substring", "duplicate"])
-def test_metric_names_that_would_collide_in_a_group_are_refused(names: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(("names", "grouped"), [(("acc", "strict_acc"), ("acc",)), (("a", "b", "a"), ())],
+                         ids=["group-metric-inside-another", "duplicate"])
+def test_metric_names_that_would_collide_in_a_group_are_refused(names: tuple[str, ...],
+                                                                grouped: tuple[str, ...]) -> None:
     with pytest.raises(InterfaceError, match="tasks/demo"):
-        check_metric_names("demo", names)
+        check_metric_names("demo", names, grouped)
+
+
+def test_a_name_inside_another_is_fine_when_no_group_aggregates_it() -> None:
+    assert check_metric_names("demo", ("src_a", "src_a_pro"), ("accuracy",)) == ("src_a", "src_a_pro")
 
 
 def test_a_package_missing_members_is_named(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ import pytest
 import lmms_agentic
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.core.schema import RecordError
-from lmms_agentic.tasks.agentvqa import hooks, records
+from lmms_agentic.tasks.agentvqa import hooks, release
+from lmms_agentic.tasks.agentvqa.core import records
 
 from ..conftest import placeholder
 
@@ -136,7 +137,7 @@ def test_renamed_column_is_fixed_by_a_schema_file_next_to_the_data(tmp_path: Pat
     raw.rename_column("source_dataset", "source").to_parquet(str(copy / "data" / "test-00000-of-00001.parquet"))
     monkeypatch.setenv("LMMS_AGENTIC_DATA", str(tmp_path))
     expected = r"missing source \(column 'source_dataset'\).*unexpected \['source'\]"
-    with pytest.raises(records.SchemaError, match=expected):
+    with pytest.raises(release.SchemaError, match=expected):
         hooks.all_docs()
     (copy / "lmms_agentic_schema.yaml").write_text("fields:\n  source: source\n")
     docs = hooks.all_docs()

@@ -10,8 +10,9 @@ import pytest
 
 from lmms_agentic.adapters.core.schema import McqDoc, RecordError
 from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
-from lmms_agentic.tasks.agentvqa import records as agentvqa
-from lmms_agentic.tasks.agentvqa.sources import adapter_for
+from lmms_agentic.tasks.agentvqa import release as agentvqa
+from lmms_agentic.tasks.agentvqa.core import records
+from lmms_agentic.tasks.agentvqa.core.sources import adapter_for
 
 DEFAULTS = resolve(agentvqa.SCHEMA, environ={})
 
@@ -62,7 +63,7 @@ def test_domain_aliases(label: str, slug: str) -> None:
     ("VSI-Bench", "vsi_bench"), ("3DSRBench", "3dsrbench"), ("Brand New Source", "brand_new_source"),
 ])
 def test_source_aliases(label: str, slug: str) -> None:
-    assert agentvqa.canonical_source(label) == slug
+    assert records.canonical_source(label) == slug
 
 
 @pytest.mark.parametrize(("changes", "field", "problem"), [
@@ -122,6 +123,17 @@ def test_answer_format_from_a_schema_override(tmp_path: Any, answer_format: str,
     assert _normalise(_row(answer=answer), 1, schema).gold_letter == letter
     with pytest.raises(RecordError, match=f"answer format '{answer_format}'"):
         _normalise(_row(answer="Z" if answer_format != "index0" else 7), 1, schema)
+
+
+@pytest.mark.parametrize(("label", "domain"), [("Mobile GUI", "web_agents"), ("Games", "robotics"),
+                                             ("Web Agents", "web_agents")])
+def test_domain_spellings_of_a_schema_override_reach_the_core_as_canonical_labels(tmp_path: Any, label: str,
+                                                                                  domain: str) -> None:
+    (tmp_path / "lmms_agentic_schema.yaml").write_text(
+        'labels:\n  domain:\n    "Mobile GUI": web_agents\n    "Games": robotics\n')
+    schema = resolve(agentvqa.SCHEMA, tmp_path, environ={})
+    source = "AitW" if domain == "web_agents" else "ERQA"
+    assert _normalise(_row(domain=label, source_dataset=source), 1, schema).domain == domain
 
 
 @pytest.mark.parametrize(("convention", "expected"), [

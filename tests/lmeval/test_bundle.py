@@ -53,9 +53,9 @@ def test_inlined_parsers_behave_like_the_originals(robovista: tuple[bundle.Bundl
     for mode in parity.PARSER_MODES:
         assert inlined_parity.parse_answer(reply, options, mode).letter == parity.parse_answer(reply, options,
                                                                                                  mode).letter
-    assert namespace["_adapters_extract"].extract_choice(reply, options).letter == extract_choice(reply,
+    assert namespace["_adapters_core_extract"].extract_choice(reply, options).letter == extract_choice(reply,
                                                                                                   options).letter
-    assert namespace["_adapters_stats"].mean_score([{"score": 100.0}, None, {"score": 0.0}]) == 50.0
+    assert namespace["_adapters_core_scores"].mean_score([{"score": 100.0}, None, {"score": 0.0}]) == 50.0
 
 
 def test_comments_and_multiline_strings_are_kept_verbatim() -> None:

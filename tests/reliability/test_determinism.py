@@ -21,7 +21,7 @@ import pytest
 
 from lmms_agentic.adapters.core import scores
 from lmms_agentic.judges import JudgeResult, coverage_summary, judged_mean
-from lmms_agentic.tasks.agentx import metrics as agentx_metrics
+from lmms_agentic.tasks.agentx import aggregations as agentx_metrics
 
 from ..conftest import CliRun, run_lmms_eval
 

@@ -1,7 +1,7 @@
 """Judge faults end in one clear line: every fault leaves its items unscored with a reason that is counted, the run
 completes, and a judge that is down costs seconds (the client's circuit breaker), not minutes per item.
 
-The items are the Agent-X mini split judged by `tasks/agentx/judge.judge_item` (nine calls per item) against the
+The items are the Agent-X mini split judged by Agent-X's `judge_item` (nine calls per item) against the
 scripted loopback judge (`judges/testing.py`).  Fast tests shrink timeouts and the breaker window; the slow ones
 (marker ``reliability_slow``) use the default configuration (and the real CLI) and print their timings."""
 
@@ -22,7 +22,7 @@ import lmms_agentic
 from lmms_agentic.judges import JudgeClient, JudgeConfig, coverage_summary
 from lmms_agentic.judges.result import JUDGE_UNAVAILABLE, PARSE_FAILURE, REFUSAL
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply
-from lmms_agentic.tasks.agentx import protocol
+from lmms_agentic.tasks.agentx.core import protocol
 from lmms_agentic.tasks.agentx.judge import judge_item
 
 from ..conftest import CliRun, run_lmms_eval

@@ -191,11 +191,11 @@ def test_table_iv_surgery_equals_table_i(rows: list[ReferenceRow]) -> None:
         assert row.scale == "count" and row.n == 16 and 0 <= row.value <= 16
 
 
-def test_failure_analysis_numbers(rows: list[ReferenceRow]) -> None:
-    share = single(rows, model="Qwen 2.5 VL-7B", metric="misidentification_share", variant="failure_analysis")
-    count = single(rows, model="Qwen 2.5 VL-7B", metric="misidentification_count", variant="failure_analysis")
+def test_error_study_numbers(rows: list[ReferenceRow]) -> None:
+    share = single(rows, model="Qwen 2.5 VL-7B", metric="misidentification_share", variant="error_study")
+    count = single(rows, model="Qwen 2.5 VL-7B", metric="misidentification_count", variant="error_study")
     assert printed_as(share, Fraction(100 * int(count.value_text), 474))
-    correct = single(rows, model="Qwen 2.5 VL-7B", metric="parity_acc", variant="failure_analysis")
+    correct = single(rows, model="Qwen 2.5 VL-7B", metric="parity_acc", variant="error_study")
     assert correct.exact == single(rows, model="Qwen 2.5 VL-7B", metric="parity_acc", protocol="cot").exact
 
 

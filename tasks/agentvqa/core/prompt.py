@@ -22,8 +22,6 @@ from PIL import Image
 from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.tasks.agentvqa.core.sources import RenderedOptions, adapter_for
 
-VIDEO_MODES = ("frames", "native")
-"""`video_mode` values: "frames" (the caller samples and decodes frames, passed as images) or "native" (the path)."""
 Visual = Image.Image | str
 """A decoded image or frame, or a video path (native video)."""
 

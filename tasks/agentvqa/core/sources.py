@@ -9,8 +9,8 @@ declared convention (`adapters.core.coords`). With the `pixel_xy` convention the
 All or nothing: either every coordinate of every option is re-rendered (`status="rerendered"`), or, when any one
 cannot be (no structured coordinates, a literal not found in the text, a value outside the image, no image size),
 the item is shown exactly as released and flagged (`status="as_released"`, with the reason in `note`), so a model
-never sees a mix of conventions. Items without coordinates have `status="not_applicable"`. The hooks log the status
-per sample and the task reports the share of coordinate items shown as released (`coords_as_released`).
+never sees a mix of conventions. Items without coordinates have `status="not_applicable"`. Every sample record logs
+the status (`scoring.py`) and the task reports the share of coordinate items shown as released (`coords_as_released`).
 `check_coordinates` validates the structure of a record's coordinates at load time (one entry per option).
 
 `ADAPTERS` maps the canonical source slug to its adapter; sources not listed use `TEXT_OPTIONS`.

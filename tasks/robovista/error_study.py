@@ -103,7 +103,7 @@ def build(item: Item, doc: Mapping[str, Any], kwargs: Mapping[str, Any], video_f
 
 
 def _reference() -> dict[tuple[str, str], float]:
-    rows = rows_for(load_reference(BENCHMARK), model=PAPER_MODEL, variant="failure_analysis")
+    rows = rows_for(load_reference(BENCHMARK), model=PAPER_MODEL, variant="error_study")
     wanted = {"misidentification_share": ("all", "misidentification"), "parity_acc": ("all", "correct")}
     return {wanted[row.metric]: row.value for row in rows if row.metric in wanted}
 

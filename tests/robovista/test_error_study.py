@@ -1,4 +1,4 @@
-"""RoboVista's failure analysis (`tasks/robovista/error_modes.py`): every prediction analysed, perception vs
+"""RoboVista's failure analysis (`tasks/robovista/error_study.py`): every prediction analysed, perception vs
 reasoning, the judge sees the ground-truth human reasoning and the item's own images; shares over all predictions."""
 
 from __future__ import annotations
@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters import benchmarks
 from lmms_agentic.error_analysis import output
 from lmms_agentic.error_analysis.judging import Assignment
-from lmms_agentic.judges.error_modes import CORRECT, Item, discover
-from lmms_agentic.tasks.robovista import error_modes, hooks
+from lmms_agentic.judges.error_modes import CORRECT, Item
+from lmms_agentic.tasks.robovista import error_study, hooks
 
 
 @pytest.fixture
@@ -28,8 +29,8 @@ def _item(doc: dict[str, Any], pred: str | None, reply: str = "<think>It is red.
 
 
 def test_declaration() -> None:
-    spec = discover("robovista")
-    assert spec is error_modes.ERROR_MODES and spec.population == "all" and spec.shared_taxonomy
+    spec = benchmarks.get("robovista").package().error_modes()
+    assert spec is error_study.ERROR_MODES and spec.population == "all" and spec.shared_taxonomy
     modes = spec.all_modes("domestic")
     assert modes[0] is CORRECT and modes[1].key == "misidentification" and modes[1].group == "perception"
     assert {m.group for m in modes} == {"", "perception", "reasoning", "other"}
@@ -43,7 +44,7 @@ def test_declaration() -> None:
     ('{"mode": "Perception", "reason": "r"}', None),
 ])
 def test_parser(reply: str, mode: str | None) -> None:
-    parsed = error_modes.TEMPLATE.parser(reply)
+    parsed = error_study.TEMPLATE.parser(reply)
     assert (parsed.fields.get("mode") if parsed.ok else None) == mode
 
 
@@ -52,7 +53,7 @@ def test_request_carries_human_reasoning_and_parity_letter(docs: dict[str, dict[
     item = _item(doc, "A")
     assert item.pred_field == "pred_parity" and not item.correct
     kwargs = {"protocol": "icl", "image_preprocess": "paper", "suffix": "x"}  # ICL example images stay out
-    built = error_modes.build(item, doc, kwargs, None)
+    built = error_study.build(item, doc, kwargs, None)
     meta = json.loads(doc["metadata_json"])
     assert built.values["reasoning"] == meta["reasoning"]
     assert built.values["chosen"] == f"A. {doc['options'][0]}"
@@ -61,7 +62,7 @@ def test_request_carries_human_reasoning_and_parity_letter(docs: dict[str, dict[
 
 
 def test_shares_are_over_all_predictions() -> None:
-    modes = {m.key: m for m in error_modes.MODES}
+    modes = {m.key: m for m in error_study.MODES}
 
     def assignment(i: int, domain: str, mode: str) -> Assignment:
         record = {"benchmark": "robovista", "id": str(i), "domain": domain, "source": "s", "answer": "A"}
@@ -71,7 +72,7 @@ def test_shares_are_over_all_predictions() -> None:
     labels = ["correct"] * 4 + ["misidentification"] * 3 + ["reasoning_error"] * 2 + ["no_rationale"]
     rows = [assignment(i, "domestic" if i % 2 else "agriculture", m) for i, m in enumerate(labels)]
     rows.append(Assignment(rows[0].item, "unscored:parse_failure"))
-    shares = {(s.domain, s.mode): s for s in output.distribution(error_modes.ERROR_MODES, "robovista_cot", rows)}
+    shares = {(s.domain, s.mode): s for s in output.distribution(error_study.ERROR_MODES, "robovista_cot", rows)}
     assert (shares[("all", "misidentification")].count, shares[("all", "misidentification")].n) == (3, 10)
     assert shares[("all", "correct")].share == pytest.approx(40.0)
     assert shares[("all", "misidentification")].paper == 30.2
