@@ -50,7 +50,7 @@ def test_both_judges_score_the_same_models(rows: list[ReferenceRow]) -> None:
 
 
 def test_readme_columns_are_the_task_metrics(rows: list[ReferenceRow]) -> None:
-    from lmms_agentic.tasks.agentx import metrics
+    from lmms_agentic.tasks.agentx.core import metrics
 
     assert tuple(name for _, name in metrics.REPORTED_COLUMNS) == COLUMNS
     assert metrics.GOAL_STAR == "goal_imggen" and metrics.GOAL_STAR_PARTS == ("tool_p", "tool_acc", "toolset_acc")
@@ -104,7 +104,7 @@ def test_tool_call_statistics_add_up(rows: list[ReferenceRow]) -> None:
 
         assert count("steps") == count("successful") + count("failed"), model
         assert count("total_failures") == count("empty_samples") + count("failed") + count("invalid_names"), model
-        # the printed three-way split of failed steps does not always cover them all (spec gives no reason)
+        # the printed three-way split of failed steps does not always cover them all (the notebook gives no reason)
         assert count("failed_tool_no_output") + count("failed_output_no_tool") + count("failed_empty") <= \
             count("failed"), model
 
@@ -139,7 +139,7 @@ def test_prediction_file_sizes(rows: list[ReferenceRow]) -> None:
 
 
 def test_dataset_statistics(rows: list[ReferenceRow]) -> None:
-    from lmms_agentic.tasks.agentx.protocol import GENERATIVE_IDS
+    from lmms_agentic.tasks.agentx.core.protocol import GENERATIVE_IDS
 
     def stat(metric: str) -> Decimal:
         return single(rows, model="dataset", metric=metric, protocol="statistics").exact

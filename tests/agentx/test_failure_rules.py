@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.tasks.agentx.errors: every rule of the error taxonomy.
+"""Table-driven tests for lmms_agentic.tasks.agentx.core.failure_rules: every rule of the failure taxonomy.
 
 Records are prediction-file records ({"query", "filename", **model_json}).  Keyword checks force the documented
 approximation (use_spacy=False) so the results do not depend on what is installed.
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.tasks.agentx.errors import (
+from lmms_agentic.tasks.agentx.core.failure_rules import (
     CATEGORIES,
     STOP_WORDS,
     classify,
@@ -19,8 +19,8 @@ from lmms_agentic.tasks.agentx.errors import (
     invalid_json_format,
     is_empty_value,
 )
-from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
-from lmms_agentic.tasks.agentx.trace import parse_trace
+from lmms_agentic.tasks.agentx.core.protocol import LEGACY_ALIASES, TOOL_NAMES
+from lmms_agentic.tasks.agentx.core.trace import parse_trace
 
 ANSWER = {"value": "The red line", "justification": "The red line rises fastest and overtakes the others."}
 

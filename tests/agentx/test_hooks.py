@@ -12,7 +12,8 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.adapters.core.schema import RecordError
-from lmms_agentic.tasks.agentx import hooks, protocol
+from lmms_agentic.tasks.agentx import hooks
+from lmms_agentic.tasks.agentx.core import protocol
 
 from ..conftest import placeholder
 

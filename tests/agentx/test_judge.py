@@ -1,5 +1,6 @@
-"""Agent-X judging (judges/agentx.py): verbatim prompts, serialisation styles, score parsing, and judge_item against
-the scripted loopback server (calls per item, Goal skipped for generative ids, unscored reasons, cache, fencing)."""
+"""Agent-X judging (tasks/agentx/core/judging.py, tasks/agentx/judge.py): verbatim prompts, serialisation styles,
+score parsing, and judge_item against the scripted loopback server (calls per item, Goal skipped for generative ids,
+unscored reasons, cache, fencing)."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ from lmms_agentic.judges import (
 )
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply, fixed
 from lmms_agentic.tasks.agentx import judge as ax
-from lmms_agentic.tasks.agentx import judge_prompts as prompts
+from lmms_agentic.tasks.agentx.core import judge_prompts as prompts
+from lmms_agentic.tasks.agentx.core import judging
 
 Serve = Callable[..., ScriptedJudgeServer]
 Make = Callable[..., JudgeClient]
 
-# (characters, SHA-256 over UTF-8) of the released prompts.  A mismatch is a transcription error in judge_prompts.py.
+# (characters, SHA-256 over UTF-8) of the released prompts.  A mismatch is a transcription error in
+# core/judge_prompts.py.
 DIGESTS = {
     "GROUNDING_ACCURACY": (1821, "e04835e2ea5f942ef93065d665e53c443f76cf925bc885975dc85078034f6f32"),
     "PRECISION_SCORE": (1649, "4d7093346be6fa1ba7d54d627e80b105fbde1ea44d7e73b927ac4fda0d6744e7"),
@@ -46,8 +49,8 @@ DIGESTS = {
     "COHERENCE_ACCURACY": (287, "0a4f0246faa1ae5d5debbcfd57d0a8f43b28ce495cb8a07fe5ab0498f1bda336"),
     "REWARD_SCORE": (1450, "e906cbefe5872fec6f55d299bd1e70efc1a3f0455d4e30be054fe401d59570fd"),
 }
-REPORTED = [name for name, _ in ax.METRICS]
-METRIC_OF_SYSTEM = {prompts.SYSTEM_PROMPTS[code]: name for name, code in ax.ALL_METRICS}
+REPORTED = [name for name, _ in judging.JUDGED_METRICS]
+METRIC_OF_SYSTEM = {prompts.SYSTEM_PROMPTS[code]: name for name, code in judging.ALL_JUDGED_METRICS}
 GOOD = "{'Score': '0.75', 'Justification': \"it's fine\"}"
 
 GT = {
@@ -93,9 +96,10 @@ def test_verbatim_prompt_digests(constant: str) -> None:
 
 
 def test_templates_are_versioned_verbatim_and_fence_every_field() -> None:
-    assert len(ax.METRICS) == 9 and len(ax.ALL_METRICS) == 12 and ax.GOAL_METRIC == "goal_acc"
-    for style in ax.STYLES:
-        for name, code in ax.ALL_METRICS:
+    assert len(judging.JUDGED_METRICS) == 9 and len(judging.ALL_JUDGED_METRICS) == 12
+    assert judging.GOAL_METRIC == "goal_acc"
+    for style in judging.STYLES:
+        for name, code in judging.ALL_JUDGED_METRICS:
             tpl = ax.template(code, style)
             assert (tpl.id, tpl.version) == (f"agentx/{code}", "1")
             assert tpl.system == prompts.SYSTEM_PROMPTS[code] and tpl.trusted == frozenset() and not tpl.json_mode
@@ -103,7 +107,7 @@ def test_templates_are_versioned_verbatim_and_fence_every_field() -> None:
     assert ax.template("goal_accuray", "gpt").fields == ("gt_final_answer", "query_type", "pred_final_answer")
     assert ax.template("grounding_accuracy", "gpt").user.endswith("agent's reasoning steps: {{pred_steps}}")
     assert ax.template("grounding_accuracy", "qwen").user.endswith("agent's reasoning trace: {{pred_steps}}")
-    for _, code in ax.ALL_METRICS:
+    for _, code in judging.ALL_JUDGED_METRICS:
         constant = {"grounding_accuracy": "GROUNDING_ACCURACY"}.get(code, code.upper())
         system = ax.template(code, "gpt").system or ""
         assert hashlib.sha256(system.encode("utf-8")).hexdigest() == DIGESTS[constant][1]
@@ -144,8 +148,8 @@ STEPS_QWEN = """[
 FINAL_QWEN = '{\n  "value": "2 cats",\n  "justification": "seen"\n}'
 
 
-def values(code: str, style: ax.Style, pred: dict[str, Any] = PRED) -> dict[str, str]:
-    return ax.field_values(code, GT, pred, query_type="objective", style=style)
+def values(code: str, style: judging.Style, pred: dict[str, Any] = PRED) -> dict[str, str]:
+    return judging.field_values(code, GT, pred, query_type="objective", style=style)
 
 
 def test_gpt_style_is_python_str() -> None:
@@ -165,7 +169,7 @@ def test_qwen_style_is_indented_json_and_faithfulness_plain_json() -> None:
     assert values("goal_accuray", "qwen")["query_type"] == "objective"  # never serialised
     assert values("reward_score", "qwen")["gt_query"] == '"How many cats?"'
     faith = values("faithfulness_accuray", "qwen")
-    assert faith["gt"] == json.dumps(ax.gt_block(GT)) and faith["gt"].startswith('{"query": "How many cats?", ')
+    assert faith["gt"] == json.dumps(judging.gt_block(GT)) and faith["gt"].startswith('{"query": "How many cats?", ')
     assert faith["pred_steps"] == ('[{"step": 1, "task": "count", "tool_used": "ObjectCounter", '
                                    '"tool_output": "2", "thought": "deux chats, caf\\u00e9"}]')
 
@@ -177,10 +181,10 @@ def test_missing_keys_and_the_empty_record() -> None:
                                                                                       EMPTY_RECORD)
     assert empty_gpt["pred_steps"] == "" and empty_qwen["pred_steps"] == '""'
     assert empty_gpt["pred_final_answer"] == "{'value': '', 'justification': ''}"
-    block = ax.gt_block(GT)
+    block = judging.gt_block(GT)
     assert list(block) == ["query", "GT reasoning steps", "GT final answer"]
-    assert ax.gt_block(block) == block  # an already-built block is accepted as is
-    assert ax.field_values("tool_accuray", block, PRED, query_type="x", style="gpt",
+    assert judging.gt_block(block) == block  # an already-built block is accepted as is
+    assert judging.field_values("tool_accuray", block, PRED, query_type="x", style="gpt",
                            tool_metadata={"OCR": {}})["gt_tool_metadata"] == "{'OCR': {}}"
 
 
@@ -231,8 +235,8 @@ def test_every_metric_once_per_item_and_goal_skipped_for_generative(serve: Serve
     assert asked == sorted([(0, m) for m in REPORTED] + [(1, m) for m in REPORTED if m != "goal_acc"])
     assert all(c.body["temperature"] == 0.0 and "response_format" not in c.body for c in server.calls)
     everything = ax.judge_item("2", gt_for(2), pred_for(2), query_type="objective", is_generative=False,
-                               style="gpt", client=client, metrics=ax.ALL_NAMES)
-    assert list(everything) == list(ax.ALL_NAMES) and server.request_count == 17 + 12
+                               style="gpt", client=client, metrics=judging.ALL_NAMES)
+    assert list(everything) == list(judging.ALL_NAMES) and server.request_count == 17 + 12
 
 
 def test_failures_are_unscored_per_metric_and_do_not_void_the_others(serve: Serve, make_client: Make) -> None:
@@ -377,7 +381,7 @@ def test_default_style_follows_the_client_model(serve: Serve, make_client: Make,
 def test_import_does_no_work() -> None:
     code = (
         "import gc, threading, httpx\n"
-        "import lmms_agentic.tasks.agentx.judge, lmms_agentic.tasks.agentx.metrics\n"
+        "import lmms_agentic.tasks.agentx.judge, lmms_agentic.tasks.agentx.aggregations\n"
         "assert not [o for o in gc.get_objects() if isinstance(o, httpx.Client)]\n"
         "assert threading.active_count() == 1\n"
         "import lmms_agentic.judges.client as c; assert c._default is None\n"

@@ -1,5 +1,6 @@
-"""Agent-X aggregation (tasks/agentx/metrics.py): reproduces published README rows from constructed
-per-item judge scores over the 828 keys, with missing predictions, unscored results and masking by key."""
+"""Agent-X aggregation (tasks/agentx/core/metrics.py, tasks/agentx/aggregations.py): reproduces published README
+rows from constructed per-item judge scores over the 828 keys, with missing predictions, unscored results and
+masking by key."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from typing import Any
 import pytest
 
 from lmms_agentic.judges import JudgeCoverageError, JudgeResult
-from lmms_agentic.tasks.agentx import metrics
-from lmms_agentic.tasks.agentx.judge import METRICS
-from lmms_agentic.tasks.agentx.protocol import GENERATIVE_IDS
+from lmms_agentic.tasks.agentx import aggregations
+from lmms_agentic.tasks.agentx.core import metrics
+from lmms_agentic.tasks.agentx.core.judging import JUDGED_METRICS
+from lmms_agentic.tasks.agentx.core.protocol import GENERATIVE_IDS
 
 COLUMNS = [column for column, _ in metrics.REPORTED_COLUMNS]
-JUDGED = [name for name, _ in METRICS]  # the nine judged metrics
+JUDGED = [name for name, _ in JUDGED_METRICS]  # the nine judged metrics
 PARTS = metrics.GOAL_STAR_PARTS
 
 
@@ -132,15 +134,15 @@ def test_reproduces_published_rows(row: Row) -> None:
 def test_masking_is_by_key_not_row_position() -> None:
     row = ROWS[0]
     items = build(row)  # key "3" absent: every later row sits one position early
-    assert metrics.goal_acc(items) == pytest.approx(0.370)
+    assert aggregations.goal_acc(items) == pytest.approx(0.370)
     positional = {int(k) for k in GENERATIVE_IDS}  # what the notebook does: the ids as row positions
     naive = [it["judge"]["goal_acc"]["score"] for i, it in enumerate(items)
              if i not in positional and isinstance(it["judge"].get("goal_acc"), Mapping)
              and it["judge"]["goal_acc"]["score"] is not None]
     assert abs(sum(naive) / len(naive) - 0.370) > 0.05  # the shifted mask would publish a wrong number
     shuffled = items[::-1]  # order does not matter either
-    assert metrics.goal_acc(shuffled) == pytest.approx(metrics.goal_acc(items))
-    assert metrics.goal_imggen(shuffled) == pytest.approx(metrics.goal_imggen(items))
+    assert aggregations.goal_acc(shuffled) == pytest.approx(aggregations.goal_acc(items))
+    assert aggregations.goal_imggen(shuffled) == pytest.approx(aggregations.goal_imggen(items))
 
 
 def test_unscored_results_leave_the_means_and_lower_coverage() -> None:
@@ -163,7 +165,7 @@ def test_unscored_results_leave_the_means_and_lower_coverage() -> None:
     zeroed = [{**it, "judge": {m: (r if isinstance(r, Mapping) and r["unscored_reason"] is None
                                    else JudgeResult(score=0.0).as_dict()) for m, r in it["judge"].items()}}
               for it in items]
-    assert metrics.ground_s(zeroed) < metrics.ground_s(items) - 0.005
+    assert aggregations.ground_s(zeroed) < aggregations.ground_s(items) - 0.005
 
 
 def test_low_coverage_warns_and_strict_mode_raises(caplog: pytest.LogCaptureFixture,
@@ -172,12 +174,12 @@ def test_low_coverage_warns_and_strict_mode_raises(caplog: pytest.LogCaptureFixt
                                       JudgeResult(score=None, unscored_reason="transport_error").as_dict()}}
              for k in (0, 2, 3, 4, 5, 6, 7, 9, 11, 13)]
     with caplog.at_level(logging.WARNING):
-        assert metrics.ground_s(items) == 1.0
+        assert aggregations.ground_s(items) == 1.0
     assert "LOW JUDGE COVERAGE for ground_s: 4/10" in caplog.text
-    assert metrics.cov_ground(items) == pytest.approx(0.4)
+    assert aggregations.cov_ground(items) == pytest.approx(0.4)
     monkeypatch.setenv("LMMS_AGENTIC_JUDGE_STRICT_COVERAGE", "1")
     with pytest.raises(JudgeCoverageError):
-        metrics.ground_s(items)
+        aggregations.ground_s(items)
 
 
 def test_empty_and_unscored_only_give_nan_never_raise() -> None:
@@ -189,7 +191,7 @@ def test_empty_and_unscored_only_give_nan_never_raise() -> None:
     values = metrics.summary(nothing)
     assert all(math.isnan(values[m]) for m in ("ground_s", "goal_acc", "goal_imggen", "exact_match_acc"))
     assert values["cov_ground"] == 0.0 and values["cov_imggen"] == 0.0 and values["toolset_f1_prog"] == 1.0
-    assert math.isnan(metrics.goal_acc([{"id": "1", "judge": {}}]))  # only a generative item: nothing eligible
+    assert math.isnan(aggregations.goal_acc([{"id": "1", "judge": {}}]))  # only a generative item: nothing eligible
 
 
 def test_deterministic_companions() -> None:
@@ -201,12 +203,12 @@ def test_deterministic_companions() -> None:
         {"id": "2", "format_ok": False, "parse_failure": None, "toolset_f1_prog": 0.5, "exact_match": False,
          "errors": {"invalid_json_format": True}},
     ]
-    assert metrics.toolset_f1_prog(items) == pytest.approx(0.5)
-    assert metrics.format_error_rate(items) == pytest.approx(2 / 3)
-    assert metrics.exact_match_acc(items) == pytest.approx(0.5)
-    assert metrics.parse_failure_rate(items) == pytest.approx(1 / 3)
-    assert metrics.err_invalid_json_format(items) == pytest.approx(2 / 3)
-    assert metrics.err_no_action_no_response(items) == pytest.approx(0.5)  # over items that carry the key
+    assert aggregations.toolset_f1_prog(items) == pytest.approx(0.5)
+    assert aggregations.format_error_rate(items) == pytest.approx(2 / 3)
+    assert aggregations.exact_match_acc(items) == pytest.approx(0.5)
+    assert aggregations.parse_failure_rate(items) == pytest.approx(1 / 3)
+    assert aggregations.err_invalid_json_format(items) == pytest.approx(2 / 3)
+    assert aggregations.err_no_action_no_response(items) == pytest.approx(0.5)  # over items that carry the key
     assert math.isnan(metrics.error_rate(items, "not_a_real_key"))
 
 
@@ -218,7 +220,7 @@ def test_metric_names_resolve_and_never_contain_one_another() -> None:
     clashes = [(a, b) for a in names for b in names if a != b and a in b]
     assert clashes == []
     for name in names:
-        assert callable(getattr(metrics, name)) and "_stderr" not in name
+        assert callable(getattr(aggregations, name)) and "_stderr" not in name
     assert "goal_acc" not in metrics.metric_names(True) and "cov_goal" not in metrics.metric_names(True)
     assert "goal_imggen" not in metrics.metric_names(False) and "cov_imggen" not in metrics.metric_names(False)
 
@@ -230,6 +232,6 @@ def test_id_list_wins_over_a_wrong_is_generative_flag(caplog: pytest.LogCaptureF
              {"id": "1", "is_generative": False, "judge": {"goal_acc": zero}},  # "1" is generative
              {"is_generative": False, "judge": {"goal_acc": zero}}]  # no id: the flag decides
     with caplog.at_level(logging.WARNING):
-        assert metrics.goal_acc(items) == pytest.approx(0.5)
+        assert aggregations.goal_acc(items) == pytest.approx(0.5)
     assert "2 payload(s) carry an is_generative flag that disagrees" in caplog.text
     assert metrics.is_generative({"id": 1}) and not metrics.is_generative({"id": "0", "is_generative": True})

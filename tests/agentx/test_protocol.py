@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from lmms_agentic.tasks.agentx import protocol
-from lmms_agentic.tasks.agentx.protocol import (
+from lmms_agentic.tasks.agentx.core import protocol
+from lmms_agentic.tasks.agentx.core.protocol import (
     FORMAT_BLOCK_GPT,
     GENERATIVE_IDS,
     INSTRUCTION_TEMPLATE,
@@ -69,7 +69,7 @@ def test_toolmeta_returns_a_fresh_copy() -> None:
 
 
 def test_catalogue_is_loaded_lazily() -> None:
-    code = ("from lmms_agentic.tasks.agentx import protocol as p; "
+    code = ("from lmms_agentic.tasks.agentx.core import protocol as p; "
             "assert p._toolmeta_text.cache_info().currsize == 0; p.toolmeta(); "
             "assert p._toolmeta_text.cache_info().currsize == 1")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
@@ -131,6 +131,6 @@ def test_known_generative_list_mismatches_are_kept() -> None:
     assert protocol.LISTED_TEXT_QUESTIONS <= GENERATIVE_IDS
     assert {"43", "167", "578", "619", "732", "781", "803", "827"} == protocol.UNLISTED_BOX_QUESTIONS
     assert not protocol.UNLISTED_BOX_QUESTIONS & GENERATIVE_IDS
-    readme = (protocol.TOOLMETA_PATH.parent / "README.md").read_text(encoding="utf-8")
+    readme = (protocol.TOOLMETA_PATH.parents[1] / "README.md").read_text(encoding="utf-8")
     for key in sorted(protocol.LISTED_TEXT_QUESTIONS | protocol.UNLISTED_BOX_QUESTIONS, key=int):
         assert f"{key}" in readme.partition("### Generative ids")[2].partition("\n## ")[0], key

@@ -1,6 +1,7 @@
-"""Agent-X against real-release quirks, as the authors' released code handles them (tasks/agentx/records.py):
-malformed reasoning steps, empty or odd query_type / tool_metadata, unusable records, repeated keys in data.json,
-renamed keys through a schema override, provenance, the GT as released to the judge, parse_failure_rate."""
+"""Agent-X against real-release quirks, as the authors' released code handles them (tasks/agentx/core/records.py
+and tasks/agentx/release.py): malformed reasoning steps, empty or odd query_type / tool_metadata, unusable records,
+repeated keys in data.json, renamed keys through a schema override, provenance, the GT as released to the judge,
+parse_failure_rate."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from lmms_agentic.adapters.docs import ReleaseColumnsError
 from lmms_agentic.judges.client import reset_default_client
 from lmms_agentic.judges.config import ENV as JUDGE_ENV
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
-from lmms_agentic.tasks.agentx import hooks, metrics, records
-from lmms_agentic.tasks.agentx.judge import NOT_JUDGEABLE, REPORTED_NAMES
+from lmms_agentic.tasks.agentx import aggregations, hooks
+from lmms_agentic.tasks.agentx.core.judging import NOT_JUDGEABLE, REPORTED_NAMES
+from lmms_agentic.tasks.agentx.release import SCHEMA
 
 MINI = Path(lmms_agentic.tasks_dir()) / "agentx" / "data" / "mini"
 Edit = Callable[[dict[str, Any]], None]
@@ -156,7 +158,7 @@ def test_query_type_and_tool_metadata_as_the_released_judge_scripts(
         assert reasons == {NOT_JUDGEABLE} and blocker in sample["not_judged"]
         assert all(blocker in result["detail"] for result in sample["judge"].values())
         assert provenance.used()["agentx"]["not_judged"]["records"][0]["id"] == key
-        assert metrics.cov_ground([sample]) == 0.0 and sample["format_ok"] is False  # counted, not dropped
+        assert aggregations.cov_ground([sample]) == 0.0 and sample["format_ok"] is False  # counted, not dropped
 
 
 def test_the_deterministic_gold_tools_fall_back_to_the_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -295,7 +297,7 @@ def test_mini_load_records_data_provenance(monkeypatch: pytest.MonkeyPatch) -> N
     hooks.all_docs()
     facts = provenance.used()["agentx"]
     assert facts["kind"] == "mini" and facts["rows"] == 10 and facts["usable_rows"] == 10
-    assert facts["schema"]["source"] == "defaults" and facts["schema"]["fields"] == dict(records.SCHEMA.fields)
+    assert facts["schema"]["source"] == "defaults" and facts["schema"]["fields"] == dict(SCHEMA.fields)
     assert not {"excluded", "skipped_steps", "not_judged"} & set(facts)
 
 
@@ -338,7 +340,7 @@ def test_a_parsed_reply_without_a_final_answer_is_not_a_parse_failure(monkeypatc
     assert [s["trace_issues"] for s in samples] == [["missing_final_answer"]] * 2
     samples.append(hooks.record(docs["1"], ["no object at all"], judge=False))
     assert samples[-1]["parse_failure"] == "invalid_json"
-    assert metrics.parse_failure_rate(samples) == pytest.approx(1 / 3)
+    assert aggregations.parse_failure_rate(samples) == pytest.approx(1 / 3)
 
 
 @pytest.mark.parametrize(("stored", "counts"), [
@@ -346,4 +348,4 @@ def test_a_parsed_reply_without_a_final_answer_is_not_a_parse_failure(monkeypatc
     ("missing_final_answer", 0.0), ("unknown_tool", 0.0), ("multiple_tools_in_step", 0.0),  # pre-1.1 records
 ])
 def test_parse_failure_rate_counts_only_unreadable_replies(stored: str | None, counts: float) -> None:
-    assert metrics.parse_failure_rate([{"id": "0", "parse_failure": stored}]) == counts
+    assert aggregations.parse_failure_rate([{"id": "0", "parse_failure": stored}]) == counts

@@ -1,4 +1,4 @@
-"""Table-driven tests for lmms_agentic.tasks.agentx.trace.
+"""Table-driven tests for lmms_agentic.tasks.agentx.core.trace and core.trace_search.
 
 Every case pins the parse path and the failure class plus the fields that matter for it; every case also checks
 that the result is JSON-able.  Case ids read "<what>__<expected>".
@@ -16,19 +16,16 @@ from typing import Any
 import pytest
 
 from lmms_agentic.adapters.core.text import brace_spans
-from lmms_agentic.tasks.agentx.protocol import LEGACY_ALIASES, TOOL_NAMES
-from lmms_agentic.tasks.agentx.trace import (
+from lmms_agentic.tasks.agentx.core.protocol import LEGACY_ALIASES, TOOL_NAMES
+from lmms_agentic.tasks.agentx.core.trace import (
     FAILURES,
-    MAX_BALANCED_ATTEMPTS,
-    MAX_DEPTH,
-    TRACE_KEYS,
     ParsedTrace,
     TraceStep,
-    _key_spans,
     canonical_tool,
     parse_trace,
     toolset_scores,
 )
+from lmms_agentic.tasks.agentx.core.trace_search import MAX_BALANCED_ATTEMPTS, MAX_DEPTH, TRACE_KEYS, _key_spans
 
 
 def parse(text: object) -> ParsedTrace:

@@ -120,7 +120,7 @@ def api_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_images_prompt_and_decoding_reach_the_api(api_env: None, tmp_path: Path) -> None:
-    from lmms_agentic.reproduce.command import command as reproduce
+    from lmms_agentic.reproduce import command as reproduce
 
     checker = Checker(_robovista_expectations(), "gpt-4o-2024-08-06", {"temperature": 0, "max_tokens": 10240})
     with ScriptedJudgeServer(checker) as server:
@@ -142,7 +142,7 @@ def test_images_prompt_and_decoding_reach_the_api(api_env: None, tmp_path: Path)
 
 
 def test_reasoning_effort_is_sent(api_env: None, tmp_path: Path) -> None:
-    from lmms_agentic.reproduce.command import command as reproduce
+    from lmms_agentic.reproduce import command as reproduce
 
     # gpt-5 ids: lmms-eval sends max_completion_tokens and no temperature (the provider default)
     checker = Checker(None, "gpt-5.6-sol", {"reasoning_effort": "high", "max_completion_tokens": 8192,

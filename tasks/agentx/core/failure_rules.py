@@ -54,18 +54,6 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-__all__ = [
-    "CATEGORIES",
-    "FORMAT_STEP_KEYS",
-    "FORMAT_TOP_KEYS",
-    "STOP_WORDS",
-    "TOP_KEYWORDS",
-    "classify",
-    "extract_keywords",
-    "invalid_json_format",
-    "is_empty_value",
-]
-
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "planning": ("no_action_no_response", "whole_response_is_thought", "tool_conflict_or_repetition"),
     "formatting": ("invalid_json_format", "answer_without_format"),

@@ -17,23 +17,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = [
-    "CLARITY_PENALTY",
-    "COHERENCE_ACCURACY",
-    "CONTEXT_SCORE",
-    "FACTUAL_PRECISION",
-    "FAITHFULNESS_ACCURAY",
-    "GOAL_ACCURAY",
-    "GROUNDING_ACCURACY",
-    "PRECISION_SCORE",
-    "REWARD_SCORE",
-    "SEMANTIC_ACCURACY",
-    "STEP_SCORE",
-    "SYSTEM_PROMPTS",
-    "TOOLSET_ACCURAY",
-    "TOOL_ACCURAY",
-]
-
 # Grounding Score (README Ground_s): `get_grounding_score`, 1821 characters.
 GROUNDING_ACCURACY = (
     "You are an evaluation assistant measuring the groundedness of each reasoning step performed by a "

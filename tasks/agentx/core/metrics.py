@@ -1,9 +1,7 @@
-"""Agent-X metrics: the per-row view each metric receives, and the aggregations (on the paper's 0-1 scale).
+"""Agent-X metrics: the names, the per-row view each metric receives, and the aggregations (0-1 scale).
 
-Every aggregation accepts the values lmms-eval gathered from all ranks: sample records (the first metric of a task
-receives the whole record, see `adapters.samples`) or views of them, and applies the metric's view to a record
-first. None means "this row does not count for this metric". Values are never rounded here (print with
-`format_row`); NaN when nothing is scored, never an exception on an empty list.
+Aggregations take what the harness gathered from all ranks: sample records (the first metric's value) or views of
+them (None: the row does not count). Values are never rounded (`format_row` prints them); NaN when nothing counts.
 
 Rules (reproducing the README tables from the authors' `analysis/metrics.ipynb`; see tasks/agentx/README.md):
 
@@ -16,9 +14,10 @@ Rules (reproducing the README tables from the authors' `analysis/metrics.ipynb`;
   shift when predictions are missing); a record's `is_generative` flag is only used for a record without an id, and
   a disagreement is logged (the key wins).
 
-Names: no metric name is a substring of another (lmms-eval matches group metrics by substring), so Goal_acc* is
-`goal_imggen` and the coverage metrics are `cov_<short>` names (`COVERAGE`). Low judge coverage warns (or raises with
-`LMMS_AGENTIC_JUDGE_STRICT_COVERAGE=1`) through `judges.coverage` when a judged mean is computed.
+Names: `METRICS` is every metric a task reports, in report order; no name is a substring of another (lmms-eval
+matches group metrics by substring), so Goal_acc* is `goal_imggen` and the coverage metrics are `cov_<short>` names
+(`COVERAGE`). `aggregate` computes any of them; a judged mean goes through the `JudgedMean` passed in (default
+`scored_mean`; the plugin's, `tasks/agentx/aggregations.py`, also warns on low judge coverage).
 """
 
 from __future__ import annotations
@@ -28,18 +27,21 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lmms_agentic.judges.coverage import MISSING, judged_coverage, judged_mean
-from lmms_agentic.tasks.agentx.errors import CATEGORIES
-from lmms_agentic.tasks.agentx.judge import GOAL_METRIC, METRICS
-from lmms_agentic.tasks.agentx.protocol import GENERATIVE_IDS
-from lmms_agentic.tasks.agentx.trace import FAILURES, PARSE_FAILURES
+from lmms_agentic.tasks.agentx.core.failure_rules import CATEGORIES
+from lmms_agentic.tasks.agentx.core.judging import GOAL_METRIC, JUDGED_METRICS
+from lmms_agentic.tasks.agentx.core.protocol import GENERATIVE_IDS
+from lmms_agentic.tasks.agentx.core.trace import FAILURES, PARSE_FAILURES
 
 log = logging.getLogger(__name__)
 Items = Sequence[Mapping[str, Any] | None]
 View = Callable[[Mapping[str, Any]], Any]
+JudgedMean = Callable[[str, list[Any]], float]
+"""(metric, its views) -> the mean over the scored views (NaN if none); the plugin's also checks coverage."""
 NAN = math.nan
+MISSING = "missing"
+"""Unscored reason of a judged metric without any result in the record."""
 
-DIRECT: tuple[str, ...] = tuple(name for name, _ in METRICS if name != GOAL_METRIC)
+DIRECT: tuple[str, ...] = tuple(name for name, _ in JUDGED_METRICS if name != GOAL_METRIC)
 """The eight judged metrics averaged over all items."""
 GOAL_STAR = "goal_imggen"
 """README Goal_acc* ("Goal Accuracy w/ ImgGen"): derived, no judge call."""
@@ -164,216 +166,114 @@ def _views(items: Items, metric: str) -> list[Any]:
     return out
 
 
-# ---------------------------------------------------------------- judged metrics
-def _direct(metric: str, items: Items) -> float:
-    return judged_mean(metric, _views(items, metric))
+# ---------------------------------------------------------------- means over views
+def _score_of(view: Any) -> float | None:
+    """The score of a judged view (`{"score": s}`, a result payload or a number); None when it is unscored."""
+    if isinstance(view, Mapping):
+        if view.get("unscored_reason") is not None:
+            return None
+        value = view.get("score")
+    else:
+        value = view
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"a scored item has no numeric score: {value!r}")
+    return float(value)
 
 
-def ground_s(items: Items) -> float:
-    return _direct("ground_s", items)
+def scored_mean(metric: str, views: list[Any]) -> float:
+    """The plain `JudgedMean`: the mean over the scored views (NaN if none); `metric` only names it."""
+    scores = [score for score in map(_score_of, views) if score is not None]
+    return math.fsum(scores) / len(scores) if scores else NAN
 
 
-def tool_p(items: Items) -> float:
-    return _direct("tool_p", items)
+def scored_share(views: list[Any]) -> float:
+    """Coverage: the share of the views that are scored (0 for no views)."""
+    return sum(_score_of(view) is not None for view in views) / len(views) if views else 0.0
 
 
-def tool_acc(items: Items) -> float:
-    return _direct("tool_acc", items)
+def _mean(metric: str, items: Items) -> float:
+    scores = [float(view["score"]) for view in _views(items, metric)]
+    return math.fsum(scores) / len(scores) if scores else NAN
 
 
-def fact_acc(items: Items) -> float:
-    return _direct("fact_acc", items)
-
-
-def context_s(items: Items) -> float:
-    return _direct("context_s", items)
-
-
-def fact_p(items: Items) -> float:
-    return _direct("fact_p", items)
-
-
-def sem_acc(items: Items) -> float:
-    return _direct("sem_acc", items)
-
-
-def toolset_acc(items: Items) -> float:
-    return _direct("toolset_acc", items)
-
-
-def goal_acc(items: Items) -> float:
-    """Goal accuracy over the scored non-generative items (generative ones are masked by key); NaN if none."""
-    _check_flags(items)
-    return judged_mean(GOAL_METRIC, _views(items, GOAL_METRIC))
-
-
-def goal_imggen_parts(items: Items) -> dict[str, float]:
+# ---------------------------------------------------------------- aggregations
+def goal_imggen_parts(items: Items, judged_mean: JudgedMean = scored_mean) -> dict[str, float]:
     """The three generative-only means behind Goal_acc* ({"tool_p": ..., "tool_acc": ..., "toolset_acc": ...})."""
     _check_flags(items)
     views = _views(items, GOAL_STAR)
     return {part: judged_mean(f"{GOAL_STAR}[{part}]", [v["parts"][part] for v in views]) for part in GOAL_STAR_PARTS}
 
 
-def goal_imggen(items: Items) -> float:
+def _goal_imggen(items: Items, judged_mean: JudgedMean) -> float:
     """Goal_acc*: mean of the generative-only means of tool_p, tool_acc and toolset_acc (NaN if one is NaN)."""
-    means = list(goal_imggen_parts(items).values())
+    means = list(goal_imggen_parts(items, judged_mean).values())
     return NAN if any(math.isnan(m) for m in means) else sum(means) / len(means)
 
 
-# ---------------------------------------------------------------- coverage
-def _coverage(metric: str, items: Items) -> float:
-    return judged_coverage(_views(items, COVERAGE[metric]))
-
-
-def cov_ground(items: Items) -> float:
-    return _coverage("ground_s", items)
-
-
-def cov_toolprec(items: Items) -> float:
-    return _coverage("tool_p", items)
-
-
-def cov_toolacc(items: Items) -> float:
-    return _coverage("tool_acc", items)
-
-
-def cov_faith(items: Items) -> float:
-    return _coverage("fact_acc", items)
-
-
-def cov_context(items: Items) -> float:
-    return _coverage("context_s", items)
-
-
-def cov_factprec(items: Items) -> float:
-    return _coverage("fact_p", items)
-
-
-def cov_semantic(items: Items) -> float:
-    return _coverage("sem_acc", items)
-
-
-def cov_toolset(items: Items) -> float:
-    return _coverage("toolset_acc", items)
-
-
-def cov_goal(items: Items) -> float:
-    return _coverage(GOAL_METRIC, items)
-
-
-def cov_imggen(items: Items) -> float:
+def _imggen_coverage(items: Items) -> float:
     """Mean over the three Goal_acc* parts of their scored share among the generative items."""
     views = _views(items, COVERAGE[GOAL_STAR])
-    return sum(judged_coverage([v["parts"][p] for v in views]) for p in GOAL_STAR_PARTS) / len(GOAL_STAR_PARTS)
+    return sum(scored_share([v["parts"][p] for v in views]) for p in GOAL_STAR_PARTS) / len(GOAL_STAR_PARTS)
 
 
-# ---------------------------------------------------------------- deterministic companions
-def _mean(metric: str, items: Items) -> float:
-    scores = [float(view["score"]) for view in _views(items, metric)]
-    return math.fsum(scores) / len(scores) if scores else NAN
+_COVERED: dict[str, str] = {coverage: metric for metric, coverage in COVERAGE.items()}
 
 
-def toolset_f1_prog(items: Items) -> float:
-    """Mean programmatic toolset F1 over items that carry one."""
-    return _mean("toolset_f1_prog", items)
-
-
-def format_error_rate(items: Items) -> float:
-    """Share of items whose output failed the format checks (`format_ok` false)."""
-    return _mean("format_error_rate", items)
-
-
-def exact_match_acc(items: Items) -> float:
-    """Mean exact match over the items where it is defined (`exact_match` not None)."""
-    return _mean("exact_match_acc", items)
-
-
-def parse_failure_rate(items: Items) -> float:
-    """Share of items from whose reply nothing could be read: no output, or no JSON / Python-literal object
-    (`parse_failure` is "no_output" or "invalid_json").  A reply that parsed but lacks a final answer is not a parse
-    failure: generative tasks have an empty GT answer, so their own GT traces carry none (see README)."""
-    return _mean("parse_failure_rate", items)
-
-
-def loop_rate(items: Items) -> float:
-    """Share of replies ending in a thinking loop (`adapters.loops`; 0-1 scale like every Agent-X metric)."""
-    return _mean("loop_rate", items)
-
-
-def truncation_rate(items: Items) -> float:
-    """Share of replies that end inside a loop (or at the token limit) with nothing parsed."""
-    return _mean("truncation_rate", items)
+def aggregate(metric: str, items: Items, judged_mean: JudgedMean = scored_mean) -> float:
+    """The value of `metric` (a name of `METRICS`) over the gathered items, by the rules of the module docstring;
+    coverage metrics: the scored share of the eligible items."""
+    if metric not in VIEWS:
+        raise KeyError(f"unknown Agent-X metric {metric!r}")
+    if metric == GOAL_STAR:
+        return _goal_imggen(items, judged_mean)
+    if metric == COVERAGE[GOAL_STAR]:
+        return _imggen_coverage(items)
+    if metric in _COVERED:
+        return scored_share(_views(items, metric))
+    if metric == GOAL_METRIC:
+        _check_flags(items)
+    if metric in DIRECT or metric == GOAL_METRIC:
+        return judged_mean(metric, _views(items, metric))
+    return _mean(metric, items)
 
 
 def error_rate(items: Items, key: str) -> float:
-    """Share of items flagged `key` by the error taxonomy (over items that carry the key); NaN for other keys."""
+    """Share of items flagged `key` by the failure rules (over items that carry the key); NaN for other keys."""
     metric = f"err_{key}"
     return _mean(metric, items) if metric in VIEWS else NAN
 
 
-def err_no_action_no_response(items: Items) -> float:
-    return error_rate(items, "no_action_no_response")
+# ---------------------------------------------------------------- names and printing
+METRICS: tuple[str, ...] = (*DIRECT, GOAL_METRIC, GOAL_STAR, *COVERAGE.values(), *DETERMINISTIC,
+                            *(f"err_{k}" for k in ERROR_KEYS), "loop_rate", "truncation_rate")
+"""Every metric a task of Agent-X reports, in report order (the first one carries the sample record)."""
 
 
-def err_whole_response_is_thought(items: Items) -> float:
-    return error_rate(items, "whole_response_is_thought")
-
-
-def err_tool_conflict_or_repetition(items: Items) -> float:
-    return error_rate(items, "tool_conflict_or_repetition")
-
-
-def err_invalid_json_format(items: Items) -> float:
-    return error_rate(items, "invalid_json_format")
-
-
-def err_answer_without_format(items: Items) -> float:
-    return error_rate(items, "answer_without_format")
-
-
-def err_misinterpreting_visual_content(items: Items) -> float:
-    return error_rate(items, "misinterpreting_visual_content")
-
-
-def err_step_keyword_mismatch(items: Items) -> float:
-    return error_rate(items, "step_keyword_mismatch")
-
-
-# ---------------------------------------------------------------- registry and printing
 def error_keys() -> tuple[str, ...]:
-    """The error taxonomy's keys (`errors.CATEGORIES`), one `err_<key>` metric each."""
+    """The failure rules' keys (`failure_rules.CATEGORIES`), one `err_<key>` metric each."""
     return ERROR_KEYS
 
 
-def _registry() -> dict[str, Callable[[Items], float]]:
-    names = [*DIRECT, GOAL_METRIC, GOAL_STAR, *COVERAGE.values(), *DETERMINISTIC, *(f"err_{k}" for k in ERROR_KEYS),
-             "loop_rate", "truncation_rate"]
-    return {name: globals()[name] for name in names}
-
-
 def metric_names(is_generative: bool | None = None) -> tuple[str, ...]:
-    """Every aggregation this module provides (judged, Goal_acc*, coverage, deterministic, one per error key).
-
-    With `is_generative` given: the metrics an item of that kind feeds (a generative item feeds no Goal_acc, a
-    text-answer item no Goal_acc*)."""
+    """Every metric of `METRICS`; with `is_generative` given, the metrics an item of that kind feeds (a generative
+    item feeds no Goal_acc, a text-answer item no Goal_acc*)."""
     skip: set[str] = set()
     if is_generative is True:
         skip = {GOAL_METRIC, COVERAGE[GOAL_METRIC]}
     elif is_generative is False:
         skip = {GOAL_STAR, COVERAGE[GOAL_STAR]}
-    return tuple(name for name in _registry() if name not in skip)
+    return tuple(name for name in METRICS if name not in skip)
 
 
-def summary(items: Items, names: Sequence[str] | None = None) -> dict[str, float]:
-    """{metric: value} for `names` (default: all of `metric_names()`)."""
-    registry = _registry()
-    return {name: registry[name](items) for name in (names if names is not None else registry)}
+def summary(items: Items, names: Sequence[str] | None = None,
+            judged_mean: JudgedMean = scored_mean) -> dict[str, float]:
+    """{metric: value} for `names` (default: all of `METRICS`)."""
+    return {name: aggregate(name, items, judged_mean) for name in (names if names is not None else METRICS)}
 
 
-def reported_row(items: Items) -> dict[str, float]:
+def reported_row(items: Items, judged_mean: JudgedMean = scored_mean) -> dict[str, float]:
     """The README row: {column: value} in README order (0-1 scale, unrounded)."""
-    registry = _registry()
-    return {column: registry[metric](items) for column, metric in REPORTED_COLUMNS}
+    return {column: aggregate(metric, items, judged_mean) for column, metric in REPORTED_COLUMNS}
 
 
 def format_row(row: Mapping[str, float], digits: int = 2) -> dict[str, str]:

@@ -13,21 +13,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-__all__ = [
-    "FORMAT_BLOCK_GPT",
-    "GENERATIVE_IDS",
-    "INSTRUCTION_TEMPLATE",
-    "LEGACY_ALIASES",
-    "LISTED_TEXT_QUESTIONS",
-    "TOOLMETA_PATH",
-    "TOOL_NAMES",
-    "UNLISTED_BOX_QUESTIONS",
-    "instruction",
-    "system_message",
-    "toolmeta",
-    "toolmeta_json",
-]
-
 TOOLMETA_PATH = Path(__file__).resolve().parent / "toolmeta.json"
 EXPORT_INLINED_FILES = {"_toolmeta_text": "toolmeta.json"}
 """For `python -m lmms_agentic export`: the exported `utils.py` replaces `_toolmeta_text` by the file's text."""

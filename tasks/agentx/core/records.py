@@ -5,24 +5,16 @@ Owns what one record of the published schema (`data.json` maps keys "0".."827" t
 comma-separated) becomes, and the `RecordError` of a record that cannot be used at all.  Reading `data.json`, schema
 overrides, bad-record screening and media checks are the plugin's (`tasks/agentx/release.py`).
 
-What the released code does with imperfect records, and what the normaliser does (README "Release quirks"):
-
-* a reasoning step that is not an object: the authors' reader skips it (`if not isinstance(step, dict): continue  #
-  skip malformed`, analysis/error_analysis.ipynb).  Same here, for the deterministic checks (GT tools, step
-  keywords); the positions are kept per row (`skipped_steps`).  Steps wrapped as `[[...]]` are unwrapped once, as
-  the authors do (`len(steps) == 1 and isinstance(steps[0], list)`);
-* the judges always get the GROUND TRUTH AS RELEASED (`gt_steps_json`, `gt_final_answer_json`, `tool_metadata_json`,
-  `query`, `query_type`, all verbatim): the released judge scripts `str()` / `json.dumps` the raw values;
-* an empty `query_type` string: the released judge scripts pass it on as is (`"query_type: " + query_type`), so the
-  record is kept and judged with the empty label;
-* a `tool_metadata` that is not an object, or a `query_type` that is not a string (or either missing): the released
-  judge scripts raise on it (`tool_metadata.keys()`, `"query_type: " + query_type`) inside their per-item `try`,
-  which leaves ALL twelve scores of that item None, so it drops out of every judged mean.  Here the record is kept
-  (the model is run and every deterministic metric computed), and `judge_blocker` says why no judge call is made
-  (every judged metric of the item is then unscored with reason `judging.NOT_JUDGEABLE`);
-* a record that cannot be used at all (not a one-element list holding an object, an empty or non-string `query` or
-  `file_path`, `reasoning_steps` that are not a list, a `final_answer` that is neither {value, ...} nor a string):
-  `RecordError` naming the record and the field.
+What the released code does with imperfect records, and what the normaliser does (README "Release quirks"): a
+reasoning step that is not an object is skipped for the deterministic checks, as the authors' reader skips it
+(`skipped_steps` keeps the 1-based positions); `[[...]]` is unwrapped once, as there; the judges always get the GROUND
+TRUTH AS RELEASED (`gt_steps_json`, `gt_final_answer_json`, `tool_metadata_json`, `query`, `query_type` verbatim); an
+empty `query_type` is kept and judged with the empty label; a `tool_metadata` that is not an object or a `query_type`
+that is not a string (or either missing) makes the released judge scripts raise inside their per-item `try`, so the
+item leaves every judged mean: here it is kept, and `judge_blocker` says why no judge call is made (every judged
+metric is then unscored, `judging.NOT_JUDGEABLE`); a record that cannot be used at all (not a one-element list
+holding an object, an empty or non-string `query` or `file_path`, `reasoning_steps` not a list, a `final_answer`
+neither {value, ...} nor a string) raises `RecordError` naming the record and the field.
 
 Generative tasks are identified by key (`protocol.GENERATIVE_IDS`, passed in), never by row position.
 """

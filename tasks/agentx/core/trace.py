@@ -47,23 +47,9 @@ from lmms_agentic.adapters.core.text import answer_text
 from lmms_agentic.tasks.agentx.core.failure_rules import invalid_json_format
 from lmms_agentic.tasks.agentx.core.trace_search import find_trace_object
 
-__all__ = [
-    "FAILURES",
-    "MAX_TOOL_CHARS",
-    "MAX_TOOL_PARTS",
-    "PARSE_FAILURES",
-    "PARSE_PATHS",
-    "ParsedTrace",
-    "TraceStep",
-    "canonical_tool",
-    "parse_trace",
-    "toolset_scores",
-]
-
 FAILURES = ("no_output", "invalid_json", "multiple_tools_in_step", "unknown_tool", "missing_final_answer")
 PARSE_FAILURES = ("no_output", "invalid_json")
 """The failures that mean "nothing could be read" (the others are issues of a trace that did parse)."""
-PARSE_PATHS = ("json", "literal", "balanced_json", "balanced_literal", "none")
 MAX_TOOL_CHARS = 4_096
 MAX_TOOL_PARTS = 32
 _STEP_KEYS = ("task", "tool", "tool_used", "tool_output", "output", "thought")

@@ -46,20 +46,6 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = [
-    "JSON_BUDGET_FACTOR",
-    "JSON_BUDGET_MIN",
-    "LITERAL_BUDGET",
-    "MAX_BALANCED_ATTEMPTS",
-    "MAX_DEPTH",
-    "MAX_FENCED_BLOCKS",
-    "MAX_KEY_POSITIONS",
-    "MAX_LITERAL_CHARS",
-    "MAX_SCAN_TOKENS",
-    "TRACE_KEYS",
-    "find_trace_object",
-]
-
 TRACE_KEYS = ("reasoning_steps", "final_answer", "final_output")
 MAX_DEPTH = 64
 MAX_LITERAL_CHARS = 32_768
