@@ -74,7 +74,7 @@ usable, whatever the length.  Otherwise:
   * ``answered=None`` (the caller did not extract an answer) counts as not answered: a response cut at the limit
     lost its end, which is where the answer goes.
 Non-str input, empty or whitespace-only text and lmms-eval's failed-request marker (text starting with
-``adapters.core.extract.REQUEST_FAILED_PREFIX``) -> no loop, not truncated.
+``adapters.core.text.REQUEST_FAILED_PREFIX``) -> no loop, not truncated.
 
 REPORTED CYCLE.  The repeating unit as normalised (case-folded, whitespace collapsed to single spaces), taken from
 its first copy in the tail and rotated, when that copy does not begin a sentence (the suffix can reach a few
@@ -93,7 +93,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
 
 __all__ = [
     "CYCLE_LOG_CHARS",

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters import permutation, permutation_metrics
-from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.loops import check_response
 
 Record = dict[str, Any]

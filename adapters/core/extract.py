@@ -66,7 +66,7 @@ from functools import cache
 from heapq import merge
 from itertools import islice
 
-from lmms_agentic.adapters.core.text import answer_text
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX, answer_text
 
 __all__ = [
     "REQUEST_FAILED_PREFIX",
@@ -77,7 +77,6 @@ __all__ = [
     "split_confidence",
 ]
 
-REQUEST_FAILED_PREFIX = "[LMMS_EVAL_REQUEST_FAILED"
 STRICT_RULES = (
     "declaration", "is_correct", "bare_label", "leading_label", "option_text", "last_letter", "unique_letter",
 )

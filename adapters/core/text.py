@@ -1,4 +1,5 @@
-"""Text helpers every reader of model or judge output shares: the `<think>` split and the brace-span finder.
+"""Text helpers every reader of model or judge output shares: the `<think>` split, the brace-span finder, and
+`REQUEST_FAILED_PREFIX` (how lmms-eval marks the reply of a failed request).
 
 - `answer_text(text, fallback_to_thinking=...)`: the part of a reply after the FIRST `</think>` (case-insensitive,
   `</think >` allowed). With `fallback_to_thinking=True` (strict answer extraction, trace parsing, judge replies), a
@@ -25,6 +26,9 @@ _CLOSE_THINK = re.compile(r"</think\s*>", re.IGNORECASE)
 _CLOSE_THINK_EXACT = re.compile("</think>", re.IGNORECASE)
 _THINK_MARKER = re.compile(r"</?think\s*>", re.IGNORECASE)
 
+
+REQUEST_FAILED_PREFIX = "[LMMS_EVAL_REQUEST_FAILED"
+"""How lmms-eval marks a reply whose request failed (the backend gave up): never an answer."""
 
 def split_at_think_close(text: str, *, exact: bool = False) -> tuple[str, str] | None:
     """(text before, text after) the FIRST closing think tag, or None without one. `exact=True` matches only

@@ -116,8 +116,11 @@ def _new_benchmark(args: argparse.Namespace) -> int:
     tasks_root = (args.tasks_dir or Path(tasks_dir())).resolve()
     tests_root = args.tests_dir or (tasks_root.parent / "tests" if (tasks_root.parent / "tests").is_dir() else None)
     folder = create(args.name, n_options=args.options, tasks_root=tasks_root, tests_root=tests_root)
-    print(f"created {folder}; next: edit records.py for the real schema, then run "
-          "`python -m lmms_agentic permutations`")
+    print(f"created {folder} (and its tests); next, as README.md's \"Adding a benchmark\" says:\n"
+          f"  python -m lmms_agentic permutations      # its option-permutation tasks\n"
+          f"  python -m pytest tests/{args.name} tests/plugin/test_contract.py -k {args.name}\n"
+          "then edit core/records.py (the release's fields), core/prompt.py (the paper's prompt) and benchmark.json "
+          "(Hub id, headline, demo tasks).")
     return 0
 
 

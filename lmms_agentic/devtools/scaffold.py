@@ -1,10 +1,12 @@
 """`python -m lmms_agentic new-benchmark NAME`: a new multiple-choice benchmark folder from the template.
 
-Writes `tasks/<name>/` (manifest, README with checklist and changelog, record reader, hooks, metric views, mini
-split builder, task YAMLs) and, when a tests folder is given, `tests/<name>/test_<name>.py`, then builds the 3-row
-mini split. Nothing outside those two folders changes: the demo, report, permutation generator, baselines and
-contract tests find the benchmark through its `benchmark.json`. The template lives in
-`lmms_agentic/devtools/benchmark_template/` (`{{name}}`, `{{title}}`, `{{n_options}}` are replaced).
+Writes `tasks/<name>/` in the benchmark layout (manifest, README with checklist and changelog, the interface in
+`__init__.py`, the harness-neutral `core/` with the release-row reader, prompt and metric names, the plugin's
+`release.py`, `hooks.py` and `views.py`, the mini split builder, task YAMLs) and, when a tests folder is given,
+`tests/<name>/test_<name>.py`, then builds the 3-row mini split. Nothing outside those two folders changes: the
+demo, report, reproduce, permutation generator, baselines, export and contract tests find the benchmark through its
+`benchmark.json` and its package. The template lives in `lmms_agentic/devtools/benchmark_template/` (`{{name}}`,
+`{{title}}`, `{{n_options}}` are replaced; `NAME` in a file name becomes the name).
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ def _target_name(template_name: str, name: str) -> str:
     return template_name.removesuffix(".tmpl").replace("NAME", name)
 
 
+def _render_tree(source: Path, target: Path, name: str, n_options: int, skip: tuple[str, ...] = ()) -> None:
+    """Every `*.tmpl` file under `source` (sub-folders included, except `skip`) rendered into `target`."""
+    for entry in sorted(source.rglob("*.tmpl")):
+        relative = entry.relative_to(source)
+        if relative.parts[0] in skip:
+            continue
+        path = target / relative.parent / _target_name(entry.name, name)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_render(entry.read_text(encoding="utf-8"), name, n_options), encoding="utf-8")
+
+
 def create(name: str, *, n_options: int = 4, tasks_root: Path | None = None, tests_root: Path | None = None,
            build_mini: bool = True) -> Path:
     """Create `tasks_root/<name>/` (and `tests_root/<name>/`); returns the task folder."""
@@ -41,20 +54,14 @@ def create(name: str, *, n_options: int = 4, tasks_root: Path | None = None, tes
     folder = root / name
     if folder.exists():
         raise FileExistsError(f"{folder} already exists; choose another name or remove it")
-    template = resources.files("lmms_agentic") / TEMPLATE
+    template = Path(str(resources.files("lmms_agentic.devtools") / TEMPLATE))
     folder.mkdir(parents=True)
-    for entry in template.iterdir():
-        if entry.is_file() and entry.name.endswith(".tmpl"):
-            text = _render(entry.read_text(encoding="utf-8"), name, n_options)
-            (folder / _target_name(entry.name, name)).write_text(text, encoding="utf-8")
+    _render_tree(template, folder, name, n_options, skip=("tests",))
     if tests_root is not None:
         tests = tests_root / name
         tests.mkdir(parents=True, exist_ok=True)
         (tests / "__init__.py").write_text("")
-        for entry in (template / "tests").iterdir():
-            if entry.name.endswith(".tmpl"):
-                text = _render(entry.read_text(encoding="utf-8"), name, n_options)
-                (tests / _target_name(entry.name, name)).write_text(text, encoding="utf-8")
+        _render_tree(template / "tests", tests, name, n_options)
     if build_mini:
         # in a fresh interpreter: the new package must be importable from the folder just written
         subprocess.run([sys.executable, "-m", f"lmms_agentic.tasks.{name}.mini", str(folder / "data" / "mini")],

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from lmms_agentic.adapters import loops
-from lmms_agentic.adapters.core import extract
 from lmms_agentic.adapters.loops import (
     CYCLE_LOG_CHARS,
     MIN_REPEATS,
@@ -376,10 +375,6 @@ def test_check_is_frozen_and_deterministic() -> None:
     with pytest.raises(FrozenInstanceError):
         field = "loop"
         setattr(first, field, False)
-
-
-def test_failed_prefix_matches_extractor() -> None:
-    assert loops.REQUEST_FAILED_PREFIX == extract.REQUEST_FAILED_PREFIX
 
 
 @pytest.mark.parametrize(("limit", "slack"), [(1, 1), (16, 1), (200, 1), (1024, 5), (4096, 20), (10_240, 51)],

@@ -2,8 +2,9 @@
 
 A path is a token in backticks (or a bare word) that starts with one of the repository's top-level folders
 (`tasks/`, `adapters/`, `judges/`, `lmms_agentic/`, `tests/`, `perf/`, `docs/`, `constraints/`) or, in a benchmark's
-README, with a file of that folder. Placeholders (`tasks/<benchmark>/`, `*.yaml`, `{name}`) are not paths. Files
-that the code writes (run folders, caches) are not named this way.
+README, with a file of that folder. Placeholders (`tasks/<benchmark>/`, `*.yaml`, `{name}`) and the folders of the
+README's example benchmark (`mybench`, created by its "Adding a benchmark" steps) are not paths. Files that the code
+writes (run folders, caches) are not named this way.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ REPO = Path(__file__).resolve().parents[2]
 TOP = ("tasks", "adapters", "judges", "lmms_agentic", "tests", "perf", "docs", "constraints")
 PATH = re.compile(rf"(?<![\w./-])((?:{'|'.join(TOP)})/[\w./-]*[\w/])")
 PLACEHOLDER = re.compile(r"[<>*{}$]")
+EXAMPLE = "mybench"
 
 
 def _docs() -> list[Path]:
@@ -43,7 +45,7 @@ def named_paths(text: str) -> set[str]:
         if end < len(text) and PLACEHOLDER.match(text[end]):
             continue  # `tasks/<benchmark>/...`: the token goes on with a placeholder
         token = match.group(1).rstrip(".")
-        if not PLACEHOLDER.search(token):
+        if not PLACEHOLDER.search(token) and EXAMPLE not in token.split("/"):
             paths.add(token)
     return paths
 
@@ -54,6 +56,7 @@ def named_paths(text: str) -> set[str]:
     ("files `tasks/*/benchmark.json`", set()),
     ("lmms_agentic/harness/host.py, then adapters/core/", {"lmms_agentic/harness/host.py", "adapters/core/"}),
     ("the module lmms_agentic.adapters.core", set()),
+    ("python -m pytest tests/mybench tests/plugin", {"tests/plugin"}),
 ])
 def test_named_paths(text: str, expected: set[str]) -> None:
     assert named_paths(text) == expected

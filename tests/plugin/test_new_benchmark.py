@@ -1,16 +1,19 @@
-"""Adding a benchmark touches only its own folders: a throwaway fourth MCQ benchmark, scaffolded from the template
-into a copy of the installed layout, is picked up by the permutation generator, the contract tests, `baselines`,
-the demo and the report, with no edit anywhere else.
+"""Adding a benchmark touches only its own two folders: the steps of README.md's "Adding a benchmark", replayed in a
+clean clone of this repository, give a throwaway fourth MCQ benchmark whose own tests and the contract tests pass,
+that the demo, `report`, `reproduce --from`, `baselines`, `export` and the lm-eval task folder pick up, and after
+which `git status` shows changes under `tasks/<name>/` and `tests/<name>/` only.
 
-The copy is a temporary "site" folder: `lmms_agentic/` holds links to this repository's package files, `adapters`
-and `judges`, and a copy of `tasks/` (so nothing here writes into the repository). Every step runs in a fresh
-interpreter with that folder first on PYTHONPATH, which lmms-eval's entry point then imports too.
+The clone holds this working tree as it is (uncommitted edits included, committed there as one snapshot), plus three
+links that make it importable as the installed package (`lmms_agentic/{tasks,adapters,judges}`, kept out of
+`git status` through `.git/info/exclude`). Every step runs in a fresh interpreter with the clone first on PYTHONPATH,
+which lmms-eval's entry point then imports too.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,84 +22,145 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = "mybench"  # the README's example name
 NAME = "toybench"
 pytestmark = pytest.mark.e2e
 
 
-def _site(tmp: Path) -> Path:
-    package = tmp / "site" / "lmms_agentic"
-    package.mkdir(parents=True)
-    for entry in (REPO / "lmms_agentic").iterdir():
-        if entry.name != "__pycache__":
-            (package / entry.name).symlink_to(entry)
-    for shared in ("adapters", "judges"):
-        (package / shared).symlink_to(REPO / shared)
-    shutil.copytree(REPO / "tasks", package / "tasks", ignore=shutil.ignore_patterns("__pycache__"))
-    return tmp / "site"
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(root), "-c", "user.name=test", "-c", "user.email=test@localhost", *args],
+                          capture_output=True, text=True, check=True)
+    return done.stdout
 
 
-def _run(site: Path, *args: str, cwd: Path | None = None, timeout: int = 600) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(site), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
-           "LMMS_AGENTIC_DATA": "mini", "TOKENIZERS_PARALLELISM": "false"}
-    done = subprocess.run([sys.executable, *args], env=env, cwd=cwd or site, capture_output=True, text=True,
+def _clone(target: Path) -> Path:
+    """A clone of this repository holding its working tree as it is now."""
+    _git(REPO, "clone", "--quiet", str(REPO), str(target))
+    changed = _git(REPO, "diff", "--name-only", "-z", "HEAD").split("\0")
+    changed += _git(REPO, "ls-files", "--others", "--exclude-standard", "-z").split("\0")
+    for relative in filter(None, changed):
+        source = REPO / relative
+        if source.is_file():
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / relative)
+        else:  # deleted since the last commit
+            (target / relative).unlink(missing_ok=True)
+    _git(target, "add", "-A")
+    _git(target, "commit", "--quiet", "--allow-empty", "-m", "snapshot of the working tree")
+    for shared in ("tasks", "adapters", "judges"):
+        (target / "lmms_agentic" / shared).symlink_to(Path("..") / shared)
+    with (target / ".git" / "info" / "exclude").open("a") as exclude:
+        exclude.write("".join(f"/lmms_agentic/{shared}\n" for shared in ("tasks", "adapters", "judges")))
+    return target
+
+
+def _env(root: Path, cache: Path) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+            "LMMS_AGENTIC_DATA": "mini", "TOKENIZERS_PARALLELISM": "false", "LMMS_AGENTIC_CACHE": str(cache)}
+
+
+def _run(root: Path, cache: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run([sys.executable, *args], env=_env(root, cache), cwd=root, capture_output=True, text=True,
                           timeout=timeout, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
 
 
+def readme_steps() -> list[list[str]]:
+    """The commands of README.md's "Adding a benchmark" block, with the example name replaced by ours."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("**Adding a benchmark**"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert block, "README.md's 'Adding a benchmark' has no bash block"
+    steps = []
+    for line in block.group(1).splitlines():
+        command = line.split("#")[0].replace(EXAMPLE, NAME).split()
+        if command:
+            assert command[:2] == ["python", "-m"], f"a README step this test cannot replay: {line}"
+            steps.append(command[1:])
+    return steps
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, list[str]]:
+    """(the clone, its cache folder, each step's output) after the README's steps."""
     tmp = tmp_path_factory.mktemp("new_benchmark")
-    site = _site(tmp)
-    tasks = site / "lmms_agentic" / "tasks"
-    _run(site, "-m", "lmms_agentic", "new-benchmark", NAME, "--options", "4", "--tasks-dir", str(tasks),
-         "--tests-dir", str(tmp / "tests"))
-    _run(site, "-m", "lmms_agentic", "permutations")
-    return site
+    root, cache = _clone(tmp / "repo"), tmp / "cache"
+    outputs = []
+    for step in readme_steps():
+        if step[:2] == ["-m", "pytest"]:  # the clone is the package: pytest must not import this repository's copy
+            step = [*step, "-p", "no:cacheprovider", "--import-mode=importlib"]
+        outputs.append(_run(root, cache, *step).stdout)
+    return root, cache, outputs
 
 
-def test_the_imported_package_is_the_copy(site: Path) -> None:
-    done = _run(site, "-c", "import lmms_agentic; print(lmms_agentic.tasks_dir())")
-    assert done.stdout.strip() == str((site / "lmms_agentic" / "tasks").resolve())
+def test_the_readme_lists_the_scaffold_the_generator_and_the_tests() -> None:
+    steps = readme_steps()
+    assert steps[0][:3] == ["-m", "lmms_agentic", "new-benchmark"] and ["-m", "lmms_agentic", "permutations"] in steps
+    assert any(step[:2] == ["-m", "pytest"] for step in steps)
 
 
-def test_only_its_own_folders_were_written(site: Path) -> None:
-    """The scaffold and the generator wrote the new folder; every other benchmark folder is unchanged."""
-    tasks = site / "lmms_agentic" / "tasks"
-    for original in (REPO / "tasks").iterdir():
-        if original.is_dir() and original.name != "__pycache__":
-            for path in original.rglob("*"):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    copy = tasks / path.relative_to(REPO / "tasks")
-                    assert copy.read_bytes() == path.read_bytes(), copy
-    assert sorted(p.name for p in (tasks / NAME / "permutations").glob("*.yaml")) == [
+def test_the_imported_package_is_the_clone(checkout: tuple[Path, Path, list[str]]) -> None:
+    root, cache, _ = checkout
+    done = _run(root, cache, "-c", "import lmms_agentic; print(lmms_agentic.tasks_dir())")
+    assert done.stdout.strip() == str((root / "tasks").resolve())
+
+
+def test_git_status_shows_only_its_two_folders(checkout: tuple[Path, Path, list[str]]) -> None:
+    root, _, _ = checkout
+    changed = [line[3:] for line in _git(root, "status", "--porcelain", "--untracked-files=all").splitlines()]
+    assert changed and all(path.startswith((f"tasks/{NAME}/", f"tests/{NAME}/")) for path in changed), changed
+    expected = {f"tasks/{NAME}/core/records.py", f"tasks/{NAME}/__init__.py", f"tests/{NAME}/test_{NAME}.py"}
+    assert expected <= set(changed)
+    assert sorted(Path(p).name for p in changed if f"tasks/{NAME}/permutations/" in p and p.endswith(".yaml")) == [
         f"{NAME}_circular.yaml", f"{NAME}_general_circular.yaml", f"{NAME}_general_perm5.yaml", f"{NAME}_perm5.yaml"]
-    assert (site.parent / "tests" / NAME / f"test_{NAME}.py").is_file()
 
 
-def test_its_own_tests_and_the_contract_tests_pass(site: Path) -> None:
-    own = _run(site, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(site.parent / "tests" / NAME),
-               "--rootdir", str(site.parent))
-    assert "2 passed" in own.stdout
-    # importlib mode: pytest must not put the repository first on sys.path (the copy is the installed package)
-    contract = _run(site, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--import-mode=importlib",
-                    str(REPO / "tests" / "plugin" / "test_contract.py"), "-k", NAME, "--rootdir", str(REPO))
-    assert " passed" in contract.stdout and "failed" not in contract.stdout
-    assert "deselected" in contract.stdout  # the other benchmarks' cases exist and were not selected
+def test_its_own_tests_and_the_contract_tests_passed(checkout: tuple[Path, Path, list[str]]) -> None:
+    tests = checkout[2][-1]
+    assert re.search(r"\b\d+ passed", tests) and "failed" not in tests and "error" not in tests.lower(), tests
+    assert f"test_{NAME}.py" in tests or "passed" in tests
 
 
-def test_baselines_know_it(site: Path) -> None:
-    done = _run(site, "-m", "lmms_agentic", "baselines", NAME)
+def test_the_interface_and_the_core_rule_hold(checkout: tuple[Path, Path, list[str]]) -> None:
+    root, cache, _ = checkout
+    done = _run(root, cache, "-c", (
+        f"import sys, lmms_agentic.tasks.{NAME} as own\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('datasets', 'lmms_agentic.judges'))))\n"
+        f"from lmms_agentic.adapters import benchmarks\nprint(benchmarks.get({NAME!r}).package() is own)\n"
+        "print(own.METRICS)\n"))
+    heavy, same, metrics = done.stdout.strip().splitlines()
+    assert heavy == "[]", "the package and its core import nothing heavy"
+    assert same == "True" and "accuracy" in metrics
+
+
+def test_baselines_know_it(checkout: tuple[Path, Path, list[str]]) -> None:
+    root, cache, _ = checkout
+    done = _run(root, cache, "-m", "lmms_agentic", "baselines", NAME)
     assert f"Constant-letter baselines for {NAME}" in done.stdout
     assert "| always A | 33.3 | 33.3 | 33.3 |" in done.stdout  # gold letters A, B, C of the three mini rows
 
 
-def test_demo_and_report_include_it(site: Path, tmp_path: Path) -> None:
-    done = _run(site, "-m", "lmms_agentic", "demo", "--skip-tiny-vlm", "--output", str(tmp_path / "demo"),
-                timeout=900)
+def test_demo_report_and_reproduce_include_it(checkout: tuple[Path, Path, list[str]], tmp_path: Path) -> None:
+    root, cache, _ = checkout
+    done = _run(root, cache, "-m", "lmms_agentic", "demo", "--skip-tiny-vlm", "--output", str(tmp_path / "demo"))
     assert f"--tasks {NAME}," in done.stdout or f",{NAME}" in done.stdout
     row = next(line for line in done.stdout.splitlines() if line.startswith(f"| {NAME} |"))
     assert row.startswith(f"| {NAME} | 3 | 33.3 | 33.3 ")  # dummy answers "A": exactly the share of gold "A"
-    results = json.loads(next((tmp_path / "demo" / "dummy").rglob("*_results.json")).read_text())
+    dummy = tmp_path / "demo" / "dummy"
+    results = json.loads(next(dummy.rglob("*_results.json")).read_text())
     assert results["results"][NAME]["accuracy,none"] == pytest.approx(100 / 3)
-    assert (next((tmp_path / "demo" / "dummy").rglob(f"*_{NAME}_domains.png"))).stat().st_size > 1000
+    assert next(dummy.rglob(f"*_{NAME}_domains.png")).stat().st_size > 1000
+    report = _run(root, cache, "-m", "lmms_agentic", "report", str(dummy))
+    assert f"| {NAME} | 3 |" in report.stdout
+    reproduce = _run(root, cache, "-m", "lmms_agentic", "reproduce", "--from", str(dummy), "--benchmark", NAME)
+    assert NAME in reproduce.stdout
+
+
+def test_export_and_lm_eval_include_it(checkout: tuple[Path, Path, list[str]], tmp_path: Path) -> None:
+    root, cache, _ = checkout
+    _run(root, cache, "-m", "lmms_agentic", "export", "--harness", "lmms-eval", "--benchmark", NAME,
+         str(tmp_path / "export"))
+    assert next((tmp_path / "export").rglob(f"{NAME}_general.yaml")).is_file()
+    folder = Path(_run(root, cache, "-m", "lmms_agentic", "lmeval-tasks-dir").stdout.strip())
+    assert (folder / NAME / f"{NAME}_general.yaml").is_file() and folder.is_relative_to(cache)

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX, Extraction
+from lmms_agentic.adapters.core.extract import Extraction
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
 from lmms_agentic.tasks.robovista.core import parity
 from lmms_agentic.tasks.robovista.core.parity import DEFAULT_PARSER, PARSER_MODES, parse_answer, resolve_mode
 

@@ -42,8 +42,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX
-from lmms_agentic.adapters.core.text import answer_text
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX, answer_text
 from lmms_agentic.tasks.agentx.core.failure_rules import invalid_json_format
 from lmms_agentic.tasks.agentx.core.trace_search import find_trace_object
 

@@ -74,8 +74,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from lmms_agentic.adapters.core.extract import REQUEST_FAILED_PREFIX, Extraction
-from lmms_agentic.adapters.core.text import split_at_think_close
+from lmms_agentic.adapters.core.extract import Extraction
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX, split_at_think_close
 
 __all__ = [
     "DEFAULT_PARSER",
