@@ -166,3 +166,22 @@ def test_task_names_are_unique_across_files() -> None:
 
 def test_templates_are_not_indexed_as_tasks() -> None:
     assert all(not p.name.endswith(".yaml") for p in TEMPLATES)
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_yaml_metric_lists_are_the_packages_metrics(name: str) -> None:
+    """A metric is named once in code, `METRICS` of the benchmark's package (`adapters/interface.py`): every task
+    and group YAML of the folder (the generated permutation tasks, whose metrics are the permutation study's, aside)
+    reports only names from it, and every name in it is reported by some task."""
+    benchmark = BENCHMARKS[name]
+    declared = set(benchmark.package().METRICS)
+    reported: set[str] = set()
+    for path in benchmark.task_files().values():
+        if "permutations" in path.relative_to(benchmark.folder).parts:
+            continue
+        raw = _raw(path)
+        entries = raw.get("aggregate_metric_list") if "group" in raw else _full(path).get("metric_list")
+        names = {entry["metric"] for entry in entries or []}
+        assert names <= declared, f"{path.name} reports {sorted(names - declared)}, not in {name}'s METRICS"
+        reported |= names
+    assert declared <= reported, f"{name}'s METRICS has names no task reports: {sorted(declared - reported)}"
