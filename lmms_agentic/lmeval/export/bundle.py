@@ -4,12 +4,12 @@ Upstream task folders are loaded by file path: a task folder cannot import a sib
 lmms-agentic may be imported. The bundle therefore carries every module the task's hooks need, each one verbatim
 as the body of a function that returns its namespace:
 
-    def _module_adapters_extract():
+    def _module_adapters_core_extract():
         '''<the module's docstring>'''
         <the module's code, imports of other lmms-agentic modules turned into assignments>
         return types.SimpleNamespace(**locals())
 
-    _adapters_extract = _module_adapters_extract()
+    _adapters_core_extract = _module_adapters_core_extract()
 
 Rewrites (all others keep the code as written): `from lmms_agentic.x import y` (or a relative import) becomes
 `y = _x.y`, or `y = _x_y` when `y` is itself a module; `global` in a function becomes `nonlocal` (the module's
@@ -49,7 +49,7 @@ class BundleError(ValueError):
 
 
 def namespace_name(module: str) -> str:
-    """The bundle's variable for a module: `lmms_agentic.adapters.core.extract` -> `_adapters_extract`."""
+    """The bundle's variable for a module: `lmms_agentic.adapters.core.extract` -> `_adapters_core_extract`."""
     if module == ROOT_PACKAGE:
         return "_lmms_agentic"
     return "_" + module.removeprefix(ROOT_PACKAGE + ".").replace(".", "_")
