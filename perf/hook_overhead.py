@@ -130,11 +130,11 @@ BARE: dict[str, tuple[Callable[[Path], list[dict[str, Any]]], Callable[[Path, di
 # ---------------------------------------------------------------- hook work
 def _reset_caches() -> None:
     """Forget loaded data and decoded media, so every pass pays for them again."""
-    from lmms_agentic.adapters import benchmarks, docs, frames, media
+    from lmms_agentic.adapters import benchmarks, documents, frames, media
 
     media.configure_image_cache(enabled=True, clear=True)
     frames.clear_cache()
-    loaded = getattr(docs, "_CACHE", None)  # (the loaded-documents cache; no public way to empty it)
+    loaded = getattr(documents, "_CACHE", None)  # (the loaded-documents cache; no public way to empty it)
     if isinstance(loaded, dict):
         loaded.clear()
     benchmarks.clear_cache()

@@ -227,7 +227,7 @@ def deterministic_errors() -> tuple[type[BaseException], ...]:
     from lmms_agentic.adapters.benchmarks import ManifestError
     from lmms_agentic.adapters.core.schema import RecordError
     from lmms_agentic.adapters.data import DataLoadError
-    from lmms_agentic.adapters.docs import ReleaseColumnsError
+    from lmms_agentic.adapters.documents import ReleaseColumnsError
     from lmms_agentic.adapters.release_schema import SchemaOverrideError, UnknownLabelsError
 
     return (DataLoadError, RecordError, ManifestError, SchemaOverrideError, UnknownLabelsError, ReleaseColumnsError)

@@ -1,7 +1,7 @@
 """lmms-eval hooks for AgentVQA: the core (`core/`) plus the plugin's extras around it.
 
 Glue only: the core reads rows, renders options, builds the prompt and names the per-item fields; here are loading
-(`adapters.docs.load_canonical` with the release schema of `release.py`) and variants (process_docs), strict image
+(`adapters.documents.load_canonical` with the release schema of `release.py`) and variants (process_docs), strict image
 decoding and the decoded-media cache (`adapters.media`), video location and frame decoding (`adapters.frames`), the
 MCQ judge fallback, the sample-record contract (`adapters.samples`) with the metric views of `views.py`, and option
 permutations. Task-variant settings that change what the model sees — domain, coordinate convention, action
@@ -21,7 +21,7 @@ from PIL import Image
 
 from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.data import Location, resolve_media
-from lmms_agentic.adapters.docs import load_canonical, select_where
+from lmms_agentic.adapters.documents import load_canonical, select_where
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import mcq_record, response_text, results_function

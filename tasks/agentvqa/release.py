@@ -2,7 +2,7 @@
 
 `SCHEMA` declares the core's field map and domain label tables (`core/records.py`) as a `ReleaseSchema`, so a
 release that renamed a column or spells a domain differently is read with a user's schema override next to the data
-(`lmms_agentic_schema.yaml`, see README.md), with no code edit. `adapters.docs.load_canonical` renames the raw
+(`lmms_agentic_schema.yaml`, see README.md), with no code edit. `adapters.documents.load_canonical` renames the raw
 columns onto the canonical fields; `check_columns` validates the table's columns first and names what is missing or
 unexpected; `normalise` maps an override's domain spelling onto its canonical label and hands the row to the core,
 with the columns to name in errors and the declared answer format.
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmms_agentic.adapters.core.schema import McqDoc
-from lmms_agentic.adapters.docs import ReleaseColumnsError
+from lmms_agentic.adapters.documents import ReleaseColumnsError
 from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema, present
 from lmms_agentic.tasks.agentvqa.core import records
 

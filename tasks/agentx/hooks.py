@@ -27,7 +27,7 @@ from PIL import Image
 
 from lmms_agentic.adapters import bad_records, benchmarks, frames, provenance
 from lmms_agentic.adapters.data import Location, fetch_folder, locate, record_provenance, resolve_media
-from lmms_agentic.adapters.docs import select_where
+from lmms_agentic.adapters.documents import select_where
 from lmms_agentic.adapters.media import as_rgb, decoded_once
 from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
 from lmms_agentic.adapters.samples import loop_check, response_text

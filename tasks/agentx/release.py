@@ -21,7 +21,7 @@ from typing import Any
 
 from lmms_agentic.adapters import bad_records
 from lmms_agentic.adapters.bad_records import BadRecordsError, Exclusion
-from lmms_agentic.adapters.docs import ReleaseColumnsError
+from lmms_agentic.adapters.documents import ReleaseColumnsError
 from lmms_agentic.adapters.release_schema import OVERRIDE_FILE, ReleaseSchema, ResolvedSchema, SchemaOverrideError
 from lmms_agentic.tasks.agentx.core.records import (
     BENCHMARK,

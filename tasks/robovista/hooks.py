@@ -2,7 +2,7 @@
 
 `core` normalises rows (`core/records.py`), builds prompts (`core/prompt.py`), prepares images (`core/images.py`),
 parses replies (`core/parity.py`, `core/scoring.py`) and names and aggregates the metrics (`core/metrics.py`). Added
-here around it: locating and loading the data (`adapters.docs`, `adapters.data`) with the release schema and its
+here around it: locating and loading the data (`adapters.documents`, `adapters.data`) with the release schema and its
 overrides (`release.py`), bad-record tolerance, strict image decoding and the decoded-media cache (`adapters.media`),
 the in-context example columns, chat messages, the MCQ LLM-judge fallback (`judges.mcq_fallback`), the sample-record
 contract fields and loop detection (`adapters.samples`), the metric views (`views.py`) and option permutations
@@ -26,7 +26,7 @@ import datasets
 from PIL import Image
 
 from lmms_agentic.adapters.core.schema import RecordError
-from lmms_agentic.adapters.docs import load_canonical, select_where
+from lmms_agentic.adapters.documents import load_canonical, select_where
 from lmms_agentic.adapters.media import as_pil, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import mcq_record, response_text, results_function

@@ -39,7 +39,7 @@ SCHEMA = ReleaseSchema(
 
 def check_table(table: Any, schema: ResolvedSchema) -> None:
     """The columns every row needs are there (one error naming all that are missing)."""
-    from lmms_agentic.adapters.docs import check_columns
+    from lmms_agentic.adapters.documents import check_columns
 
     check_columns(table, schema, (*records.REQUIRED_FIELDS, "images"))
 
@@ -58,5 +58,5 @@ def published_labels(row: Mapping[str, Any], schema: ResolvedSchema) -> dict[str
 
 
 def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> McqDoc:
-    """The loader's normaliser (`adapters.docs.load_canonical`): one row with canonical field names -> `McqDoc`."""
+    """The loader's normaliser (`adapters.documents.load_canonical`): one row with canonical field names -> `McqDoc`."""
     return records.normalise(published_labels(row, schema), n_images)

@@ -17,7 +17,7 @@ import pytest
 import lmms_agentic
 from lmms_agentic.adapters import provenance
 from lmms_agentic.adapters.bad_records import SKIP_ENV, BadRecordsError
-from lmms_agentic.adapters.docs import ReleaseColumnsError
+from lmms_agentic.adapters.documents import ReleaseColumnsError
 from lmms_agentic.judges.client import reset_default_client
 from lmms_agentic.judges.config import ENV as JUDGE_ENV
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply

@@ -37,7 +37,8 @@ def test_no_lmms_agentic_import_survives(robovista: tuple[bundle.Bundle, dict[st
         if isinstance(node, ast.ImportFrom):
             assert not node.level and not (node.module or "").startswith("lmms_agentic"), ast.unparse(node)
     assert "# inlined from lmms_agentic/adapters/core/extract.py" in built.code
-    assert built.modules.index("lmms_agentic.adapters.core.schema") < built.modules.index("lmms_agentic.adapters.docs")
+    modules = built.modules
+    assert modules.index("lmms_agentic.adapters.core.schema") < modules.index("lmms_agentic.adapters.documents")
 
 
 @pytest.mark.parametrize("reply", ["The answer is B.", "A robot arm holds it.", "<think>C?</think> Answer: D",
