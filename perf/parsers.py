@@ -109,7 +109,7 @@ def parsers() -> dict[str, Callable[[str], Any]]:
     from lmms_agentic.adapters.loops import check_response
     from lmms_agentic.judges import AnyOf, ChoiceParser, JsonObjectParser, Number, ScoreParser, Text, YesNoParser
     from lmms_agentic.judges.parsers import clean_reply, looks_like_refusal
-    from lmms_agentic.tasks.agentx.core import protocol
+    from lmms_agentic.tasks.agentx.core import release_data
     from lmms_agentic.tasks.agentx.core.trace import parse_trace
     from lmms_agentic.tasks.robovista.core.parity import parse_answer
 
@@ -132,7 +132,7 @@ def parsers() -> dict[str, Callable[[str], Any]]:
         "split_confidence": split_confidence,
         "robovista parity_20260706": lambda t: parse_answer(t, 5, "parity_20260706"),
         "robovista parity_20260714": lambda t: parse_answer(t, 5, "parity_20260714"),
-        "agentx parse_trace": lambda t: parse_trace(t, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES),
+        "agentx parse_trace": lambda t: parse_trace(t, release_data.TOOL_NAMES, release_data.LEGACY_ALIASES),
         "judge ScoreParser": fresh(score),
         "judge YesNoParser": fresh(yes_no),
         "judge ChoiceParser": fresh(choice),

@@ -309,7 +309,7 @@ AGENTX_VIDEOS = 112
 
 
 def build_agentx(root: Path) -> Path:
-    from lmms_agentic.tasks.agentx.core.protocol import TOOL_NAMES, toolmeta
+    from lmms_agentic.tasks.agentx.core.release_data import TOOL_NAMES, toolmeta
 
     rng = random.Random(SEED + 2)
     out = root / "agentx"

@@ -7,7 +7,7 @@ cache, video frame sampling, the judge (`judge.py`), the loop check and the samp
 aggregation functions the task YAMLs name are `aggregations.py` (and the group's `adapters.core.scores.group_mean`).
 
 Protocol (tasks/agentx/README.md): the system message is byte for byte the released GPT script's
-(`instruction_prompt + '\n\n'`, `protocol.system_message()`); backends without a system role get that text as the
+(`instruction_prompt + '\n\n'`, `release_data.system_message()`); backends without a system role get that text as the
 first part of the user turn, simple backends get it followed by the query; the user turn = all images in `file_path`
 order (or the video's frames, each preceded by `Frame{i}:`), then `"Query: " + query`. One generation per task; the
 reply is parsed without executing anything; the judge sees the parsed record (or the empty record when nothing
@@ -33,7 +33,7 @@ from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
 from lmms_agentic.adapters.samples import loop_check, response_text
 from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import release
-from lmms_agentic.tasks.agentx.core import metrics, protocol
+from lmms_agentic.tasks.agentx.core import metrics, release_data
 from lmms_agentic.tasks.agentx.core.prompt import Prompt, VideoFile, build_prompt, simple_text
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK
 from lmms_agentic.tasks.agentx.core.scoring import gt_answer, judge_gt, score_trace
@@ -55,7 +55,7 @@ def all_docs() -> datasets.Dataset:
         location = fetch_folder(source)
         root = Path(location.root or location.where)
         schema = resolve(release.SCHEMA, root)
-        loaded = release.load(root, protocol.GENERATIVE_IDS, schema, media_root=root / release.MEDIA_FOLDER)
+        loaded = release.load(root, release_data.GENERATIVE_IDS, schema, media_root=root / release.MEDIA_FOLDER)
         for row in loaded.rows:
             row["media_root"] = str(root / release.MEDIA_FOLDER)
         record_provenance(source, location, loaded.occurrences)
@@ -171,7 +171,7 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True) -> di
     """The per-task sample record: the core's deterministic fields (`core/scoring.py`), every judged metric, the
     video frames used, the loop check and the report fields."""
     response = response_text(results)
-    trace = parse_trace(response, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
+    trace = parse_trace(response, release_data.TOOL_NAMES, release_data.LEGACY_ALIASES)
     scored = score_trace(doc, trace)
     video = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
     blocker = doc.get("judge_blocker") or ""

@@ -122,7 +122,7 @@ def build_data(catalogue: dict[str, Any]) -> dict[str, Any]:
 
 def write(out_dir: Path) -> Path:
     """Write `<out_dir>/data.json` and `<out_dir>/files/*`; returns data.json."""
-    from lmms_agentic.tasks.agentx.core.protocol import toolmeta
+    from lmms_agentic.tasks.agentx.core.release_data import toolmeta
 
     files = out_dir / "files"
     files.mkdir(parents=True, exist_ok=True)

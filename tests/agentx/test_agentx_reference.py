@@ -139,7 +139,7 @@ def test_prediction_file_sizes(rows: list[ReferenceRow]) -> None:
 
 
 def test_dataset_statistics(rows: list[ReferenceRow]) -> None:
-    from lmms_agentic.tasks.agentx.core.protocol import GENERATIVE_IDS
+    from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS
 
     def stat(metric: str) -> Decimal:
         return single(rows, model="dataset", metric=metric, protocol="statistics").exact

@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.adapters.core.schema import RecordError
-from lmms_agentic.tasks.agentx.core import judging, metrics, prompt, protocol, records, scoring
+from lmms_agentic.tasks.agentx.core import judging, metrics, prompt, records, release_data, scoring
 from lmms_agentic.tasks.agentx.core.judge_prompts import SYSTEM_PROMPTS
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
 
@@ -108,12 +108,12 @@ IMAGE = Image.new("RGB", (4, 4))
 ])
 def test_build_prompt(visuals: Any, frames: bool, expected: list[Any]) -> None:
     built = prompt.build_prompt("q ", visuals, frames=frames)
-    assert built.system == protocol.system_message() and list(built.segments) == expected
+    assert built.system == release_data.system_message() and list(built.segments) == expected
 
 
 def test_simple_text_is_the_system_message_then_the_query_line() -> None:
-    assert prompt.simple_text(" q") == protocol.system_message() + "Query:  q" == (
-        protocol.system_message() + prompt.query_line(" q"))
+    assert prompt.simple_text(" q") == release_data.system_message() + "Query:  q" == (
+        release_data.system_message() + prompt.query_line(" q"))
 
 
 # ---------------------------------------------------------------- scoring
@@ -169,7 +169,7 @@ def test_judge_gt_is_the_release_as_is() -> None:
      {"parse_failure": None, "toolset_f1_prog": 0.0, "exact_match": False, "n_steps": 1}),
 ])
 def test_score_trace(reply: str, expected: dict[str, Any]) -> None:
-    trace = parse_trace(reply, protocol.TOOL_NAMES, protocol.LEGACY_ALIASES)
+    trace = parse_trace(reply, release_data.TOOL_NAMES, release_data.LEGACY_ALIASES)
     fields = scoring.score_trace(doc({"OCR": {}}), trace)
     assert {key: fields[key] for key in expected} == expected
     assert list(fields) == ["format_ok", "parse_failure", "trace_issues", "parse_path", "n_steps", "toolset_f1_prog",

@@ -19,7 +19,7 @@ from lmms_agentic.tasks.agentx.core.failure_rules import (
     invalid_json_format,
     is_empty_value,
 )
-from lmms_agentic.tasks.agentx.core.protocol import LEGACY_ALIASES, TOOL_NAMES
+from lmms_agentic.tasks.agentx.core.release_data import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
 
 ANSWER = {"value": "The red line", "justification": "The red line rises fastest and overtakes the others."}

@@ -13,7 +13,7 @@ import pytest
 import lmms_agentic
 from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.tasks.agentx import hooks
-from lmms_agentic.tasks.agentx.core import protocol
+from lmms_agentic.tasks.agentx.core import release_data
 
 from ..conftest import placeholder
 
@@ -46,7 +46,7 @@ def test_generative_tasks_are_chosen_by_key(manifest: datasets.Dataset, docs: di
 
 def test_messages_follow_the_released_layout(docs: dict[str, Any]) -> None:
     messages = hooks.doc_to_messages(docs["2"], KWARGS)
-    assert messages[0] == {"role": "system", "content": [{"type": "text", "text": protocol.system_message()}]}
+    assert messages[0] == {"role": "system", "content": [{"type": "text", "text": release_data.system_message()}]}
     user = messages[1]["content"]
     assert [c["type"] for c in user] == ["image", "image", "text"]
     assert user[-1]["text"] == "Query: " + docs["2"]["query"]
@@ -65,7 +65,7 @@ def test_video_gets_eight_labelled_frames_logged_per_sample(docs: dict[str, Any]
 @pytest.mark.parametrize("path", ["system_role", "no_system_role", "simple_backend"])
 def test_the_system_text_reaches_every_backend_byte_for_byte(docs: dict[str, Any], path: str) -> None:
     """The released GPT script's system message is `instruction_prompt + '\n\n'`; the bytes arrive unchanged."""
-    expected = protocol.instruction().encode("utf-8") + b"\n\n"
+    expected = release_data.instruction().encode("utf-8") + b"\n\n"
     query = docs["2"]["query"]
     if path == "simple_backend":
         assert hooks.doc_to_text(docs["2"], KWARGS).encode("utf-8") == expected + f"Query: {query}".encode()
@@ -80,7 +80,7 @@ def test_the_system_text_reaches_every_backend_byte_for_byte(docs: dict[str, Any
 
 
 def test_simple_backends_and_models_without_system_role(docs: dict[str, Any]) -> None:
-    assert hooks.doc_to_text(docs["0"], KWARGS) == f"{protocol.instruction()}\n\nQuery: {docs['0']['query']}"
+    assert hooks.doc_to_text(docs["0"], KWARGS) == f"{release_data.instruction()}\n\nQuery: {docs['0']['query']}"
     assert len(hooks.doc_to_visual(docs["2"], KWARGS)) == 2
     messages = hooks.doc_to_messages(docs["0"], {**KWARGS, "system_role": False})
     assert [m["role"] for m in messages] == ["user"]

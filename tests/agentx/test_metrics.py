@@ -16,7 +16,7 @@ from lmms_agentic.judges import JudgeCoverageError, JudgeResult
 from lmms_agentic.tasks.agentx import aggregations
 from lmms_agentic.tasks.agentx.core import metrics
 from lmms_agentic.tasks.agentx.core.judging import JUDGED_METRICS
-from lmms_agentic.tasks.agentx.core.protocol import GENERATIVE_IDS
+from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS
 
 COLUMNS = [column for column, _ in metrics.REPORTED_COLUMNS]
 JUDGED = [name for name, _ in JUDGED_METRICS]  # the nine judged metrics

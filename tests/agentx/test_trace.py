@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from lmms_agentic.adapters.core.text import brace_spans
-from lmms_agentic.tasks.agentx.core.protocol import LEGACY_ALIASES, TOOL_NAMES
+from lmms_agentic.tasks.agentx.core.release_data import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.trace import (
     FAILURES,
     ParsedTrace,

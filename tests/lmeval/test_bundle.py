@@ -60,18 +60,18 @@ def test_inlined_parsers_behave_like_the_originals(robovista: tuple[bundle.Bundl
 
 
 def test_comments_and_multiline_strings_are_kept_verbatim() -> None:
-    from lmms_agentic.tasks.agentx.core import protocol
+    from lmms_agentic.tasks.agentx.core import release_data
 
-    text = protocol.TOOLMETA_PATH.read_text(encoding="utf-8")
-    manifest = json.loads((protocol.TOOLMETA_PATH.parents[1] / "benchmark.json").read_text())
-    built = bundle.build(["lmms_agentic.tasks.agentx.core.protocol", "lmms_agentic.adapters.benchmarks"],
+    text = release_data.TOOLMETA_PATH.read_text(encoding="utf-8")
+    manifest = json.loads((release_data.TOOLMETA_PATH.parents[1] / "benchmark.json").read_text())
+    built = bundle.build(["lmms_agentic.tasks.agentx.core.release_data", "lmms_agentic.adapters.benchmarks"],
                          patches("agentx", manifest,
-                                 {protocol.__name__: [InlinedFile("_toolmeta_text", "toolmeta.json", text)]},
+                                 {release_data.__name__: [InlinedFile("_toolmeta_text", "toolmeta.json", text)]},
                                  lmeval=False))
     namespace = _run(built.code)
-    inlined = namespace["_tasks_agentx_core_protocol"]
-    assert inlined.INSTRUCTION_TEMPLATE == protocol.INSTRUCTION_TEMPLATE
-    assert inlined.instruction() == protocol.instruction(), "the catalogue travels inside the file"
+    inlined = namespace["_tasks_agentx_core_release_data"]
+    assert inlined.INSTRUCTION_TEMPLATE == release_data.INSTRUCTION_TEMPLATE
+    assert inlined.instruction() == release_data.instruction(), "the catalogue travels inside the file"
     assert namespace["_adapters_benchmarks"].get("agentx").source.hub_id == "Tajamul21/Agent-X"
     assert "# The keys of toolmeta.json, in file order" in built.code
 

@@ -22,14 +22,14 @@ import lmms_agentic
 from lmms_agentic.judges import JudgeClient, JudgeConfig, coverage_summary
 from lmms_agentic.judges.result import JUDGE_UNAVAILABLE, PARSE_FAILURE, REFUSAL
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply
-from lmms_agentic.tasks.agentx.core import protocol
+from lmms_agentic.tasks.agentx.core import release_data
 from lmms_agentic.tasks.agentx.judge import judge_item
 
 from ..conftest import CliRun, run_lmms_eval
 
 MINI = Path(lmms_agentic.tasks_dir()) / "agentx" / "data" / "mini"
 DATA: dict[str, Any] = json.loads((MINI / "data.json").read_text())
-N_CALLS = sum(8 if key in protocol.GENERATIVE_IDS else 9 for key in DATA)
+N_CALLS = sum(8 if key in release_data.GENERATIVE_IDS else 9 for key in DATA)
 """Judge results of a run (nine metrics per text item, eight per generative one).  Two of them are the same request
 (same template, same fields), which the client sends once: ``distinct`` counts requests."""
 GOOD = "{'Score': 0.7}"
@@ -41,7 +41,7 @@ def judge_run(client: JudgeClient) -> tuple[dict[str, list[dict[str, Any]]], flo
     start = time.perf_counter()
     for key, (record,) in DATA.items():
         judged = judge_item(key, record, {}, query_type=record["query_type"],
-                            is_generative=key in protocol.GENERATIVE_IDS, client=client)
+                            is_generative=key in release_data.GENERATIVE_IDS, client=client)
         for metric, result in judged.items():
             by_metric.setdefault(metric, []).append(result)
     return by_metric, time.perf_counter() - start

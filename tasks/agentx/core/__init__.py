@@ -1,8 +1,8 @@
 """Agent-X's harness-neutral core: release row -> document -> prompt -> reply parsing -> per-item score -> aggregate.
 
 Standard library, Pillow and `adapters.core` only, so lmms-eval, lm-evaluation-harness and an upstream copy of the
-task share it: `records` (normalising a `data.json` entry), `protocol` (the released instruction, tool catalogue and
-generative ids), `prompt` (the user turn), `trace_search` and `trace` (reply parsing), `failure_rules` (the
+task share it: `records` (normalising a `data.json` entry), `release_data` (the released instruction, tool catalogue
+and generative ids), `prompt` (the user turn), `trace_search` and `trace` (reply parsing), `failure_rules` (the
 deterministic failure taxonomy), `scoring` (one item's deterministic fields), `judge_prompts` and `judging` (what
 each judge call asks; the judge is passed in), `metrics` (names, views, aggregation).
 """
@@ -13,12 +13,12 @@ from lmms_agentic.tasks.agentx.core import (
     judging,
     metrics,
     prompt,
-    protocol,
     records,
+    release_data,
     scoring,
     trace,
     trace_search,
 )
 
-__all__ = ["failure_rules", "judge_prompts", "judging", "metrics", "prompt", "protocol", "records", "scoring", "trace",
-           "trace_search"]
+__all__ = ["failure_rules", "judge_prompts", "judging", "metrics", "prompt", "records", "release_data", "scoring",
+           "trace", "trace_search"]

@@ -10,7 +10,7 @@ Rules (reproducing the README tables from the authors' `analysis/metrics.ipynb`;
 * `goal_acc`: the same over the non-generative items only;
 * `goal_imggen` (README Goal_acc*): over the generative items only, the mean of the three means of `tool_p`,
   `tool_acc` and `toolset_acc` (NaN if any of the three has no scored item);
-* "generative" is decided **by key**: `id` in `protocol.GENERATIVE_IDS` (the notebook's list is row positions, which
+* "generative" is decided **by key**: `id` in `release_data.GENERATIVE_IDS` (the notebook's list is row positions, which
   shift when predictions are missing); a record's `is_generative` flag is only used for a record without an id, and
   a disagreement is logged (the key wins).
 
@@ -29,7 +29,7 @@ from typing import Any
 
 from lmms_agentic.tasks.agentx.core.failure_rules import CATEGORIES
 from lmms_agentic.tasks.agentx.core.judging import GOAL_METRIC, JUDGED_METRICS
-from lmms_agentic.tasks.agentx.core.protocol import GENERATIVE_IDS
+from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS
 from lmms_agentic.tasks.agentx.core.trace import FAILURES, PARSE_FAILURES
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 Owns the user turn's order and texts: all images in `file_path` order (or a video's frames, each preceded by
 `Frame{i}:`, or the video file itself), then `"Query: " + query` with the query exactly as in data.json; and the
 text of simple backends (the system message immediately followed by the query line).  The system message is
-`protocol.system_message()`.  The visuals arrive decoded (images, sampled frames) or as a video path: decoding is
+`release_data.system_message()`.  The visuals arrive decoded (images, sampled frames) or as a video path: decoding is
 the plugin's.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from lmms_agentic.tasks.agentx.core.protocol import system_message
+from lmms_agentic.tasks.agentx.core.release_data import system_message
 
 QUERY_PREFIX = "Query: "
 

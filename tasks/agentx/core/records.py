@@ -16,7 +16,7 @@ metric is then unscored, `judging.NOT_JUDGEABLE`); a record that cannot be used 
 holding an object, an empty or non-string `query` or `file_path`, `reasoning_steps` not a list, a `final_answer`
 neither {value, ...} nor a string) raises `RecordError` naming the record and the field.
 
-Generative tasks are identified by key (`protocol.GENERATIVE_IDS`, passed in), never by row position.
+Generative tasks are identified by key (`release_data.GENERATIVE_IDS`, passed in), never by row position.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from lmms_agentic.tasks.agentx.core.failure_rules import classify
-from lmms_agentic.tasks.agentx.core.protocol import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.records import final_answer_fields
+from lmms_agentic.tasks.agentx.core.release_data import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.trace import PARSE_FAILURES, ParsedTrace, canonical_tool, toolset_scores
 
 

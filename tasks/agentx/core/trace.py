@@ -2,8 +2,8 @@
 
 Owns reading the trace object (`ParsedTrace`), the tool-name resolution and the tool-set scores.  Finding the object
 in the reply, safely and in bounded time, is `core/trace_search.py` (SAFETY, COST and the search order are described
-there).  The tool names and legacy aliases are arguments (``protocol.TOOL_NAMES`` and ``protocol.LEGACY_ALIASES``).
-Pure standard library; nothing here depends on a harness.
+there).  The tool names and legacy aliases are arguments (``release_data.TOOL_NAMES`` and
+``release_data.LEGACY_ALIASES``). Pure standard library; nothing here depends on a harness.
 
 PARSE ORDER:
   0. no output: not a str, empty/whitespace, or lmms-eval's "[LMMS_EVAL_REQUEST_FAILED" text -> failure no_output.

@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from lmms_agentic.tasks.agentx.core import protocol
-from lmms_agentic.tasks.agentx.core.protocol import (
+from lmms_agentic.tasks.agentx.core import release_data
+from lmms_agentic.tasks.agentx.core.release_data import (
     FORMAT_BLOCK_GPT,
     GENERATIVE_IDS,
     INSTRUCTION_TEMPLATE,
@@ -34,8 +34,8 @@ def sha256(text: str) -> str:
     ("INSTRUCTION_TEMPLATE", 409, "84d47fbb4b0851ac44496964b2fd6905f0268f68cb2817e374d02560b03b2d70"),
     ("FORMAT_BLOCK_GPT", 1914, "a36adeb20fc3d7d568ac159c0e797973ccc55ef38ffd84ee428d809ec774abc3"),
 ])
-def test_verbatim_strings_match_the_spec_digests(name: str, length: int, digest: str) -> None:
-    text = toolmeta_json() if name == "toolmeta_json" else getattr(protocol, name)
+def test_verbatim_strings_match_the_release_digests(name: str, length: int, digest: str) -> None:
+    text = toolmeta_json() if name == "toolmeta_json" else getattr(release_data, name)
     assert len(text) == length
     assert sha256(text) == digest
 
@@ -47,7 +47,7 @@ def test_toolmeta_json_is_default_json_dumps_of_the_file() -> None:
 
 
 def test_toolmeta_file_is_the_released_layout() -> None:
-    text = protocol.TOOLMETA_PATH.read_text(encoding="utf-8")
+    text = release_data.TOOLMETA_PATH.read_text(encoding="utf-8")
     assert text == json.dumps(json.loads(text), indent=2) + "\n"
 
 
@@ -69,7 +69,7 @@ def test_toolmeta_returns_a_fresh_copy() -> None:
 
 
 def test_catalogue_is_loaded_lazily() -> None:
-    code = ("from lmms_agentic.tasks.agentx.core import protocol as p; "
+    code = ("from lmms_agentic.tasks.agentx.core import release_data as p; "
             "assert p._toolmeta_text.cache_info().currsize == 0; p.toolmeta(); "
             "assert p._toolmeta_text.cache_info().currsize == 1")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
@@ -85,8 +85,8 @@ def test_legacy_aliases() -> None:
 
 def test_generative_ids() -> None:
     assert len(GENERATIVE_IDS) == 222
-    assert len(protocol._GENERATIVE_INTS) == len(set(protocol._GENERATIVE_INTS)) == 222
-    assert list(protocol._GENERATIVE_INTS) == sorted(protocol._GENERATIVE_INTS)
+    assert len(release_data._GENERATIVE_INTS) == len(set(release_data._GENERATIVE_INTS)) == 222
+    assert list(release_data._GENERATIVE_INTS) == sorted(release_data._GENERATIVE_INTS)
     assert all(isinstance(key, str) and key == str(int(key)) for key in GENERATIVE_IDS)
     ints = {int(key) for key in GENERATIVE_IDS}
     assert min(ints) == 1 and max(ints) == 826
@@ -119,7 +119,7 @@ def test_instruction_assembly() -> None:
 
 def test_system_message_is_the_released_instruction_plus_two_newlines() -> None:
     """run_inference_gpt.py sends `instruction_prompt + '\\n\\n'` as the system message: byte for byte."""
-    text = protocol.system_message()
+    text = release_data.system_message()
     assert text.encode("utf-8") == instruction().encode("utf-8") + b"\n\n"
     assert len(text) == 9112 + 2 and text.endswith('"\n            }\n        }\n\n\n')
     assert sha256(text) == "05b1d46ab837be13d07547ca177ea9ed3bbc246e39371b2d82cefc8735bebd42"
@@ -127,10 +127,10 @@ def test_system_message_is_the_released_instruction_plus_two_newlines() -> None:
 
 def test_known_generative_list_mismatches_are_kept() -> None:
     """The list reproduces the published tables, so it is kept as released; the README names these ids."""
-    assert {"336", "553", "584", "605", "615", "820"} == protocol.LISTED_TEXT_QUESTIONS
-    assert protocol.LISTED_TEXT_QUESTIONS <= GENERATIVE_IDS
-    assert {"43", "167", "578", "619", "732", "781", "803", "827"} == protocol.UNLISTED_BOX_QUESTIONS
-    assert not protocol.UNLISTED_BOX_QUESTIONS & GENERATIVE_IDS
-    readme = (protocol.TOOLMETA_PATH.parents[1] / "README.md").read_text(encoding="utf-8")
-    for key in sorted(protocol.LISTED_TEXT_QUESTIONS | protocol.UNLISTED_BOX_QUESTIONS, key=int):
+    assert {"336", "553", "584", "605", "615", "820"} == release_data.LISTED_TEXT_QUESTIONS
+    assert release_data.LISTED_TEXT_QUESTIONS <= GENERATIVE_IDS
+    assert {"43", "167", "578", "619", "732", "781", "803", "827"} == release_data.UNLISTED_BOX_QUESTIONS
+    assert not release_data.UNLISTED_BOX_QUESTIONS & GENERATIVE_IDS
+    readme = (release_data.TOOLMETA_PATH.parents[1] / "README.md").read_text(encoding="utf-8")
+    for key in sorted(release_data.LISTED_TEXT_QUESTIONS | release_data.UNLISTED_BOX_QUESTIONS, key=int):
         assert f"{key}" in readme.partition("### Generative ids")[2].partition("\n## ")[0], key

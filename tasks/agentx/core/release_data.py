@@ -1,8 +1,8 @@
-"""Agent-X protocol data: the 14-tool catalogue, the legacy tool aliases, the 222
+"""Agent-X release data: the 14-tool catalogue, the legacy tool aliases, the 222
 generative task ids, the closed-source instruction template and the GPT format block.
 
-These are benchmark protocol data, reproduced verbatim from the release; tests pin every verbatim string against
-SHA-256 digests (tests/agentx/test_protocol.py).  Nothing here does I/O at import time: the catalogue
+These are reproduced verbatim from the release; tests pin every verbatim string against
+SHA-256 digests (tests/agentx/test_release_data.py).  Nothing here does I/O at import time: the catalogue
 (`toolmeta.json`, next to this module, the released file with its key order) is read on first use and cached.
 """
 
