@@ -1,7 +1,7 @@
 """How a release's raw fields and label spellings map to what a benchmark's reader expects, with user overrides.
 
 Releases and mirrors differ (a RoboVista copy with `question_id` and `choice_a`..`choice_e`, domain words like
-"driving", AgentVQA's legacy domain names). Each benchmark declares a `ReleaseSchema` in its `records.py`: the raw
+"driving", AgentVQA's legacy domain names). Each benchmark declares a `ReleaseSchema` in its `release.py`: the raw
 field each canonical field is read from (defaults), and for each label kind (e.g. `domain`) the canonical values with
 the alternative spellings accepted out of the box. A user adapts a release without editing the package with a small
 file, found next to the data (`<data folder>/lmms_agentic_schema.yaml`) or named by `LMMS_AGENTIC_SCHEMA_<BENCHMARK>`:

@@ -1,7 +1,7 @@
 """What a benchmark declares for the error-mode analysis (the papers' judge-based error-mode studies).
 
 A benchmark takes part by returning an ``ErrorModes`` from its package's ``error_modes()``
-(``adapters/interface.py``; by convention it lives in ``tasks/<name>/error_modes.py``): its taxonomy per domain,
+(``adapters/interface.py``; by convention it lives in ``tasks/<name>/error_study.py``): its taxonomy per domain,
 which predictions are analysed (``population``), how to turn one logged prediction and its source document into a
 judge request (``build``), how to restore the document as the model saw it (``prepare_doc``) and the paper's
 published shares to compare with (``reference``). Nothing here names a benchmark.

@@ -5,7 +5,7 @@ rule that decided, the reason when there is no answer, and the "Confidence: N%" 
 Pure standard library; nothing here depends on lmms-eval, and nothing is ever chosen at random.
 
 Benchmark runners' own parsers, reproduced for paper parity, live in their benchmark's folder
-(tasks/<benchmark>/parity.py).
+(RoboVista's `tasks/robovista/core/parity.py`).
 
 Letters are positional (option 0 -> "A"); a question has 2..10 options (A..B up to A..J). Options may
 be given as texts (empty/None entries keep their letter, and such letters stay valid) or as a count. A letter

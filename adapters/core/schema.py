@@ -1,6 +1,6 @@
 """The canonical multiple-choice document every benchmark is normalised into, and `RecordError`.
 
-Each benchmark's reader (`tasks/<benchmark>/records.py`) turns raw Hub rows into `McqDoc`;
+Each benchmark's reader (`tasks/<benchmark>/core/records.py`) turns release rows into `McqDoc`;
 prompts, extraction and scoring only ever see `McqDoc`. A document travels through
 `datasets.Dataset` as a flat row (`to_row` / `from_row`): plain columns plus a JSON string for the
 free-form metadata, and the image column left exactly as the source stored it (never re-encoded).

@@ -120,7 +120,7 @@ def run_errors(args: argparse.Namespace) -> int:
     run.variants = [v for v in run.variants if v.benchmark.name in specs]
     if not run.variants:
         raise ValueError(f"no variant of {run.results_file} belongs to a benchmark with an error taxonomy "
-                          "(tasks/<benchmark>/error_modes.py)")
+                          "(tasks/<benchmark>/error_study.py)")
     options = judging.Options(args.video_frames, args.image_max_side or None, args.max_reply_chars)
     header = ["- sampling: all predictions" if args.sample is None else
               f"- sampling: up to {args.sample} predictions per domain, evenly across sources (seed {args.seed})"]
