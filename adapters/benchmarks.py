@@ -94,7 +94,7 @@ class Benchmark:
     def package(self) -> BenchmarkPackage:
         """The benchmark's code, `tasks/<name>/__init__.py`, checked against `adapters.interface` (imported on first
         use; the one place a benchmark is imported by its name)."""
-        return _package(self.name)
+        return _package(self.name, self.folder)
 
 
 def _get(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], path: Path) -> Any:
@@ -257,9 +257,8 @@ def _task_index(folder: Path) -> dict[str, Path]:
 
 
 @functools.cache
-def _package(name: str) -> BenchmarkPackage:
-    benchmark = get(name)
-    return check_package(name, importlib.import_module(f"lmms_agentic.tasks.{name}"), _group_metrics(benchmark.folder))
+def _package(name: str, folder: Path) -> BenchmarkPackage:
+    return check_package(name, importlib.import_module(f"lmms_agentic.tasks.{name}"), _group_metrics(folder))
 
 
 @functools.cache

@@ -63,8 +63,11 @@ def create(name: str, *, n_options: int = 4, tasks_root: Path | None = None, tes
         (tests / "__init__.py").write_text("")
         _render_tree(template / "tests", tests, name, n_options)
     if build_mini:
-        # in a fresh interpreter: the new package must be importable from the folder just written
-        subprocess.run([sys.executable, "-m", f"lmms_agentic.tasks.{name}.mini", str(folder / "data" / "mini")],
-                       check=True, capture_output=True, text=True)
+        # in a fresh interpreter, through the benchmark interface: the new package must be importable from the folder
+        # just written (the registry reads that folder)
+        code = ("import sys; from pathlib import Path; from lmms_agentic.adapters import benchmarks; "
+                "benchmarks.get(sys.argv[1], Path(sys.argv[2])).package().build_mini(Path(sys.argv[3]))")
+        subprocess.run([sys.executable, "-c", code, name, str(root), str(folder / "data" / "mini")], check=True,
+                       capture_output=True, text=True)
     benchmarks.clear_cache()
     return folder
