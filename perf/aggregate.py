@@ -24,8 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks import synth
-
+from perf import synth
 from perf.common import CACHE, REPO, Figure, at_most, info
 
 SECTION = "aggregate"

@@ -1,6 +1,6 @@
 """What every ``make bench`` section shares: a measured figure beside its target, timers, results on disk.
 
-A section module exposes ``run(quick: bool) -> list[Figure]``; ``benchmarks.__main__`` runs the sections, prints
+A section module exposes ``run(quick: bool) -> list[Figure]``; ``perf.__main__`` runs the sections, prints
 every figure beside its target, writes ``perf/results/latest.json`` (the figures, the machine, the run's
 wall time) and ``perf/results/summary.md`` (the table the README shows).
 """

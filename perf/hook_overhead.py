@@ -26,9 +26,9 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from benchmarks import synth
 from PIL import Image
 
+from perf import synth
 from perf.common import Figure, Timer, at_most, info
 
 SECTION = "hooks"

@@ -16,8 +16,7 @@ import os
 from functools import partial
 from typing import Any
 
-from benchmarks import synth
-
+from perf import synth
 from perf.common import Figure, Timer, at_most, best_of, info
 
 SECTION = "media"

@@ -19,8 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import synth
-
+from perf import synth
 from perf.common import REPO, Figure, at_most, info
 
 SECTION = "memory"
