@@ -1,4 +1,4 @@
-"""Every repository path that a README, a doc page or a module docstring names exists.
+"""Every repository path that a README, a doc page, a module docstring or a build file names exists.
 
 A path is a token in backticks (or a bare word) that starts with one of the repository's top-level folders
 (`tasks/`, `adapters/`, `judges/`, `lmms_agentic/`, `tests/`, `perf/`, `docs/`, `constraints/`) or, in a benchmark's
@@ -23,7 +23,9 @@ EXAMPLE = "mybench"
 
 
 def _docs() -> list[Path]:
-    return [REPO / "README.md", *sorted(REPO.glob("tasks/*/README.md")), *sorted(REPO.glob("docs/*.md"))]
+    """The READMEs and doc pages, and the two build files whose comments name repository files."""
+    return [REPO / "README.md", *sorted(REPO.glob("tasks/*/README.md")), *sorted(REPO.glob("docs/*.md")),
+            REPO / "pyproject.toml", REPO / "Makefile"]
 
 
 def _modules() -> list[Path]:
@@ -64,6 +66,6 @@ def test_named_paths(text: str, expected: set[str]) -> None:
 
 @pytest.mark.parametrize("path", [*_docs(), *_modules()], ids=lambda p: str(p.relative_to(REPO)))
 def test_every_named_path_exists(path: Path) -> None:
-    text = path.read_text(encoding="utf-8") if path.suffix == ".md" else _docstring(path)
+    text = _docstring(path) if path.suffix == ".py" else path.read_text(encoding="utf-8")
     missing = sorted(p for p in named_paths(text) if not (REPO / p).exists())
     assert not missing, f"{path.relative_to(REPO)} names paths that do not exist: {missing}"
