@@ -3,15 +3,22 @@
     reproduce --benchmark robovista --preset qwen2_5_vl_7b [--backend vllm|hf|api|dummy] [--limit N]
               [--protocol zero_shot,cot] [--output runs/reproduce]
     reproduce --from RUN_DIR [--preset P] [--benchmark B]          # compare an existing lmms-eval output folder
-    reproduce --emit-slurm sweep.sbatch --preset a,b --benchmark x,y [--gpus 8]   # one array job per pair
+    reproduce --emit-slurm sweep.sbatch --preset a,b --benchmark x,y   # then `bash sweep.sbatch` submits the arrays
 
 A run goes through lmms-eval's Python API (``evaluator.simple_evaluate``, results and samples saved as the CLI
 saves them) into ``OUTPUT/<preset>/<benchmark>/``, next to ``reproduce.json``: the preset, backend, model and
 generation arguments (never an API key), lmms-eval/torch/transformers/vLLM versions, the data location and revision
 (the results file's ``lmms_agentic.data`` provenance), seeds, world size and the command line. The comparison
 (``report.published``: every comparable published number, the difference and a tolerance from both sides'
-sampling error, match / MISS) is printed and saved as ``comparison.md``. Under ``torchrun`` / ``accelerate
-launch`` every rank evaluates its share; rank 0 writes and compares.
+sampling error; match / MISS / inconclusive, or not comparable with the reason) is printed and saved as
+``comparison.md``. Under ``torchrun`` / ``accelerate launch`` every rank evaluates its share; rank 0 writes and
+compares.
+
+Before anything is created, ``preflight.check`` makes sure the backend imports, the weights are reachable and an
+API preset's key is set; otherwise the command stops with one line naming what is missing and the fix. A run that
+fails later removes the run folders it created while they are still empty. ``--base-url`` with an open-weight
+preset evaluates the model served there (``vllm serve``, the Slurm sweep's pattern) through lmms-eval's OpenAI
+client; ``--response-cache DIR`` keeps lmms-eval's response cache there (a rerun re-asks nothing it has).
 
 API presets read their key from the variable the preset names (``key_env``) and hand it to lmms-eval's OpenAI
 backend inside this process; presets that name a reasoning effort run ``presets.openai_effort``. Smoke presets
@@ -32,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmms_agentic import presets, tasks_dir
-from lmms_agentic.presets import Backend, Preset
+from lmms_agentic.presets import Backend, Preset, served
 
 if TYPE_CHECKING:
     from lmms_agentic.report.published import Comparison
@@ -62,7 +69,7 @@ def _rank() -> int:
 
 
 def evaluate(model: Any, model_args: str, tasks: Sequence[str], output: Path, *, task_model_name: str,
-             gen_kwargs: str = "", limit: int | None = None) -> Path | None:
+             gen_kwargs: str = "", limit: int | None = None, response_cache: Path | None = None) -> Path | None:
     """Run lmms-eval through its Python API and save results and samples under ``output`` as the CLI does.
     ``model`` is a backend name or an lmms-eval model object; ``task_model_name`` picks the tasks' per-backend
     kwargs. Returns the results file (None on ranks other than 0)."""
@@ -81,7 +88,7 @@ def evaluate(model: Any, model_args: str, tasks: Sequence[str], output: Path, *,
         model=model, model_args=model_args, tasks=list(tasks), batch_size=1, limit=limit, log_samples=True,
         evaluation_tracker=tracker, gen_kwargs=gen_kwargs or None, task_manager=manager, datetime_str=stamp,
         random_seed=SEEDS["random"], numpy_random_seed=SEEDS["numpy"], torch_random_seed=SEEDS["torch"],
-        fewshot_random_seed=SEEDS["fewshot"])
+        fewshot_random_seed=SEEDS["fewshot"], use_cache=None if response_cache is None else str(response_cache))
     if results is None:
         return None
     samples = results.pop("samples")
@@ -98,13 +105,11 @@ def _prepare(preset: Preset, backend: Backend, output: Path, base_url: str | Non
              ) -> tuple[Any, str, str]:
     """(model for simple_evaluate, model_args, backend name for task kwargs); sets the API key variable."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    if backend.name == "vllm" and base_url:
+        os.environ.setdefault("OPENAI_API_KEY", "EMPTY")  # vllm serve without --api-key accepts any key
+        return "openai", served.served_model_args(backend, base_url, weights), "openai"
     if backend.name == "api":
-        key_env = backend.key_env or "OPENAI_API_KEY"
-        key = os.environ.get(key_env, "")
-        if not key:
-            raise ReproduceError(f"preset {preset.name} needs an API key in ${key_env} (it is passed to lmms-eval "
-                                 "inside this process and never written to the run folder)")
-        os.environ["OPENAI_API_KEY"] = key
+        os.environ["OPENAI_API_KEY"] = os.environ[backend.key_env or "OPENAI_API_KEY"]  # preflight checked it
         if base_url:
             backend = Backend(backend.name, backend.model, backend.weights, {**backend.args, "base_url": base_url},
                               backend.processes, backend.key_env, backend.reasoning_effort)
@@ -123,24 +128,52 @@ def _prepare(preset: Preset, backend: Backend, output: Path, base_url: str | Non
     return backend.model, presets.model_args(backend, world, weights), backend.model
 
 
+def _created(folder: Path) -> list[Path]:
+    """The folders ``mkdir -p folder`` creates (deepest first)."""
+    return [path for path in (folder, *folder.parents) if not path.exists()]
+
+
+def _remove_if_empty(created: list[Path]) -> None:
+    for path in created:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (something was written), or already gone
+            return
+
+
 def run(preset: Preset, benchmark: str, *, backend_name: str | None = None, limit: int | None = None,
         protocols: Sequence[str] = (), output: Path = Path("runs/reproduce"), base_url: str | None = None,
-        weights: str | None = None) -> Run | None:
+        weights: str | None = None, response_cache: Path | None = None) -> Run | None:
     """Evaluate ``preset`` on ``benchmark`` and return the finished run (None on ranks other than 0)."""
     from lmms_agentic.adapters import benchmarks
-    from lmms_agentic.report.runs import load_run
+    from lmms_agentic.reproduce import preflight
 
     if benchmark not in benchmarks.all_benchmarks():
         raise ReproduceError(f"unknown benchmark {benchmark!r}; known: {', '.join(benchmarks.all_benchmarks())}")
-    backend = presets.backend_for(preset, backend_name)
     default, table = presets.protocols(benchmark)
     chosen = list(protocols) or [default]
     unknown = [p for p in chosen if p not in table]
     if unknown:
         raise ReproduceError(f"{benchmark} has no protocol {', '.join(unknown)}; known: {', '.join(table)}")
     tasks = [presets.task_for(preset, benchmark, p) for p in chosen]
+    backend = preflight.check(preset, backend_name, weights=weights, base_url=base_url)
     folder = output / preset.name / benchmark
+    created = _created(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return _evaluate_into(folder, preset, benchmark, backend, chosen, tasks, limit=limit, base_url=base_url,
+                              weights=weights, response_cache=response_cache)
+    except BaseException:
+        _remove_if_empty(created)
+        raise
+
+
+def _evaluate_into(folder: Path, preset: Preset, benchmark: str, backend: Backend, chosen: list[str],
+                   tasks: list[str], *, limit: int | None, base_url: str | None, weights: str | None,
+                   response_cache: Path | None) -> Run | None:
+    from lmms_agentic.adapters import benchmarks
+    from lmms_agentic.report.runs import load_run
+
     model, model_args, task_model = _prepare(preset, backend, folder, base_url, weights)
     extra = presets.gen_kwargs(preset, benchmark)
     manifest: dict[str, Any] = {
@@ -149,7 +182,7 @@ def run(preset: Preset, benchmark: str, *, backend_name: str | None = None, limi
         "benchmark": benchmark, "protocols": chosen, "tasks": tasks,
         "backend": {"name": backend.name, "model": model if isinstance(model, str) else str(model),
                     "model_args": model_args, "key_env": backend.key_env, "reasoning_effort":
-                    backend.reasoning_effort},
+                    backend.reasoning_effort, "served": backend.name == "vllm" and bool(base_url)},
         "gen_kwargs": extra, "limit": limit, "seeds": SEEDS, "versions": versions(),
         "data": {"manifest_revision": benchmarks.get(benchmark).source.revision or "",
                  "hub_id": benchmarks.get(benchmark).source.hub_id,
@@ -160,7 +193,7 @@ def run(preset: Preset, benchmark: str, *, backend_name: str | None = None, limi
     print(f"reproduce: {preset.name} on {benchmark} ({', '.join(tasks)}) with --model {manifest['backend']['model']}"
           f" --model_args {model_args}" + (f" --gen_kwargs {extra}" if extra else ""), flush=True)
     results_file = evaluate(model, model_args, tasks, folder, task_model_name=task_model, gen_kwargs=extra,
-                            limit=limit)
+                            limit=limit, response_cache=response_cache)
     if results_file is None or _rank() != 0:
         return None
     results = json.loads(results_file.read_text(encoding="utf-8"))
@@ -201,8 +234,7 @@ def render(run_: Run, found: list[Comparison], preset: Preset | None = None, smo
         title += f"\nData: the bundled mini split of {', '.join(small)} (a smoke test, never a score)."
     if run_.config.get("limit") is not None:
         title += f"\n--limit {run_.config['limit']}: a partial run, not comparable with the paper's full set."
-    tally = ", ".join(f"{n} {status}" for status, n in sorted(published.counts(found).items()))
-    return published.table(found, title) + (f"\n\n{tally}" if tally else "")
+    return published.table(found, title) + (f"\n\n{published.headline(found)}" if found else "")
 
 
 def smoke_table(demo_output: Path) -> str:
@@ -236,11 +268,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--limit", type=int, help="items per task (a smoke run: not comparable with the paper)")
     parser.add_argument("--output", type=Path, default=Path("runs/reproduce"), help="runs go to OUTPUT/preset/bench")
     parser.add_argument("--from", dest="source", type=Path, help="compare this lmms-eval output folder, no run")
-    parser.add_argument("--base-url", help="API presets: another OpenAI-compatible endpoint (proxy, local server)")
+    parser.add_argument("--base-url", help="API presets: another OpenAI-compatible endpoint; open-weight presets "
+                        "(--backend vllm): the model served there by `vllm serve`")
+    parser.add_argument("--response-cache", type=Path, help="lmms-eval response cache folder (reruns re-ask nothing)")
     parser.add_argument("--weights", help="local weights folder instead of the preset's repository id")
     parser.add_argument("--emit-slurm", type=Path, help="write a Slurm job-array script instead of running")
-    parser.add_argument("--gpus", type=int, default=8, help="GPUs per node for --emit-slurm (default 8)")
+    parser.add_argument("--gpus", type=int, default=8, help="--emit-slurm: GPUs of one node (default 8); each job "
+                        "asks for its preset's own")
     parser.add_argument("--partition", help="--emit-slurm: Slurm partition")
+    parser.add_argument("--account", help="--emit-slurm: Slurm account")
+    parser.add_argument("--venv", help="--emit-slurm: environment the jobs activate (default: the running one)")
     parser.add_argument("--fail-on-miss", action="store_true", help="exit 1 when a published number is missed")
     return parser
 
@@ -255,10 +292,11 @@ def execute(args: argparse.Namespace) -> int:
 
         if not names or not bench_names:
             raise ReproduceError("--emit-slurm needs --preset and --benchmark (comma lists)")
-        text = slurm.script(names, bench_names, args.output, backend=args.backend, gpus=args.gpus,
-                            limit=args.limit, protocols=protocols, partition=args.partition)
-        target = slurm.write(args.emit_slurm, text, args.output)
-        print(f"wrote {target} ({text.count(') PRESET=')} jobs); submit with: sbatch {target}")
+        text = slurm.script(names, bench_names, args.output, backend=args.backend, node_gpus=args.gpus,
+                            limit=args.limit, protocols=protocols, partition=args.partition, account=args.account,
+                            venv=args.venv)
+        target = slurm.write(args.emit_slurm, text)
+        print(f"wrote {target} ({text.count(') PRESET=')} jobs); submit (and later resume) with: bash {target}")
         return 0
     if args.source is not None:
         run_ = load_run(args.source)
@@ -269,7 +307,8 @@ def execute(args: argparse.Namespace) -> int:
             raise ReproduceError("give one --preset and one --benchmark (or --from RUN_DIR, or --emit-slurm)")
         preset = presets.get(names[0])
         finished = run(preset, bench_names[0], backend_name=args.backend, limit=args.limit, protocols=protocols,
-                       output=args.output, base_url=args.base_url, weights=args.weights)
+                       output=args.output, base_url=args.base_url, weights=args.weights,
+                       response_cache=args.response_cache)
         if finished is None:
             return 0
         run_ = finished

@@ -61,12 +61,17 @@ def test_rows_compared_and_verdicts(tmp_path: Path) -> None:
     assert {c.protocol for c in found} == {"zero_shot"}  # the run has no CoT / ICL tasks
     assert {c.benchmark for c in found} == {"robovista"}  # Qwen2.5-VL-7B has no AgentVQA row
     verdicts = {(c.row.source, c.row.metric): c.status for c in found}
-    # 50.0 vs 43.7: |6.3| <= 1.96 * sqrt(4.5^2 + 2.3^2) + 0.05 (n = 120 here, 474 in the paper)
-    assert verdicts[("paper Table I", "parity_acc")] == "match"
-    assert verdicts[("paper Table I", "domain_domestic_acc")] == "match"  # 50.0 vs 47.4, n = 40 and 76
-    assert published.counts(found)["match"] + published.counts(found)["MISS"] == len(found)
+    # 50.0 vs 43.7: |6.3| <= 1.96 * sqrt(4.5^2 + 2.3^2) + 0.05, but 120 of the paper's 474 items cannot tell
+    assert verdicts[("paper Table I", "parity_acc")] == "inconclusive"
+    assert verdicts[("leaderboard 2026-07-06", "domain_domestic_acc")] == "match"  # 50.0 vs 43.5, n = 40 and 85
+    assert verdicts[("paper Table I", "domain_domestic_acc")] == "not comparable"  # 76 items, the release 85
+    tally = published.counts(found)
+    assert sum(tally.values()) == len(found) and tally["not comparable"] == 3
     text = published.table(found, "t")
     assert "| robovista | zero_shot | robovista | Qwen 2.5 VL-7B (paper Table I) | parity_acc | 43.7 | 50.0 [" in text
+    assert ("- not comparable: Qwen 2.5 VL-7B (paper Table I) domain_agriculture_acc: paper Table I counts 62 "
+            "items in this group, the released labels 53") in text
+    assert text.count("paper Table I split 62/20/76/126/46/144") == 1  # the explanation once
 
 
 def test_judged_rows_follow_the_runs_judge(tmp_path: Path) -> None:
@@ -99,3 +104,39 @@ def test_api_preset_without_its_key_stops_before_running(monkeypatch: pytest.Mon
     assert cli.main(["reproduce", "--preset", "gemini_2_5_pro", "--benchmark", "robovista",
                      "--output", str(tmp_path)]) == 1
     assert "needs an API key in $GEMINI_API_KEY" in capsys.readouterr().err
+
+
+def _comparison(k: int, n: int, published_value: str, published_n: int | None) -> published.Comparison:
+    from lmms_agentic.adapters.reference import ReferenceRow
+    from lmms_agentic.report.runs import Measure
+
+    scores = [100.0] * k + [0.0] * (n - k)
+    row = ReferenceRow("M", "", "zero_shot", "", "", "parity_acc", float(published_value), published_value,
+                       "percent", published_n, "paper", "")
+    ours = Measure(100.0 * k / n, standard_error(scores), n, "results")
+    return published.Comparison("robovista", "zero_shot", "robovista", row, ours, 1.0, reference_n=published_n)
+
+
+@pytest.mark.parametrize(("k", "n", "paper", "paper_n", "verdict"), [
+    (0, 2, "50.0", 474, "inconclusive"),   # the case: 0.0 [0.0, 60.0] at n=2 against 50.0
+    (1, 2, "50.0", 474, "inconclusive"),
+    (0, 2, "100.0", 474, "MISS"),          # a difference beyond the tolerance is a miss at any size
+    (213, 474, "43.7", 474, "match"),      # a full run within the tolerance
+    (260, 474, "43.7", 474, "MISS"),
+    (66, 150, "43.7", 474, "match"),       # about a third of the items: still conclusive
+    (44, 100, "43.7", 474, "inconclusive"),
+    (9, 20, "45.0", 20, "match"),          # a small group measured in full
+    (1, 2, "50.0", None, "match"),         # no published item count: no reference to judge the size by
+])
+def test_verdicts_follow_the_runs_size(k: int, n: int, paper: str, paper_n: int | None, verdict: str) -> None:
+    c = _comparison(k, n, paper, paper_n)
+    assert c.status == verdict, (c.diff, c.tolerance, c.reference_tolerance)
+    if verdict == "inconclusive":
+        assert c.tolerance is not None and c.reference_tolerance is not None
+        assert abs(c.diff) <= c.tolerance and c.tolerance > published.CONCLUSIVE_RATIO * c.reference_tolerance
+
+
+def test_headline_counts_all_three_verdicts() -> None:
+    found = [_comparison(0, 2, "50.0", 474), _comparison(213, 474, "43.7", 474), _comparison(260, 474, "43.7", 474)]
+    assert published.headline(found) == "1 match, 1 MISS, 1 inconclusive (of 3 with a verdict)"
+    assert published.headline(found[1:2]) == "1 match, 0 MISS, 0 inconclusive (of 1 with a verdict)"
