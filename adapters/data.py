@@ -15,7 +15,9 @@ says where it looked and how to fix it.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
@@ -123,6 +125,54 @@ def _split_files(files: Sequence[Path], split: str) -> list[Path]:
     return sorted(chosen or files)
 
 
+def _damaged_part(file: Path) -> str | None:
+    """Which part of a parquet file cannot be read, with the reader's reason (None: every row group reads)."""
+    try:
+        reader = pq.ParquetFile(file)
+        for group in range(reader.num_row_groups):
+            try:
+                reader.read_row_group(group)
+            except (pa.ArrowException, OSError) as exc:
+                reason = " ".join(str(exc).split())
+                return f"row group {group} cannot be read ({type(exc).__name__}: {reason[:300]})"
+    except (pa.ArrowException, OSError) as exc:
+        return f"it cannot be opened ({type(exc).__name__}: {' '.join(str(exc).split())[:300]})"
+    return None
+
+
+def _load_parquet(files: Sequence[Path], split: str) -> datasets.Dataset:
+    """The split from its parquet files; a damaged or empty file is named with what is wrong (datasets' own error
+    says neither which file nor why: "An error occurred while generating the dataset")."""
+    rows: dict[Path, int] = {}
+    for file in files:
+        try:
+            mode = file.stat().st_mode
+            if not stat.S_ISREG(mode):  # a named pipe would block the reader forever
+                from lmms_agentic.adapters.media import file_kind
+
+                raise DataLoadError(f"{file} is not a regular file ({file_kind(mode)}); replace it with the parquet "
+                                    "file")
+            rows[file] = pq.read_metadata(file).num_rows
+        except (pa.ArrowException, OSError) as exc:
+            raise DataLoadError(f"{file} is not a readable parquet file (truncated or corrupt: {exc}); replace it "
+                                "with a complete copy") from exc
+    if not any(rows.values()):
+        named = files[0] if len(files) == 1 else f"the parquet files {', '.join(str(f) for f in files)}"
+        raise DataLoadError(f"{named} holds no rows (the table has its columns but no record); replace it with a "
+                            "complete copy")
+    files = [file for file in files if rows[file]]  # a file of 0 rows adds nothing (and makes the reader fail)
+    try:
+        return datasets.load_dataset("parquet", data_files={split: [str(f) for f in files]}, split=split)
+    except Exception as exc:  # find the file and the part the reader refuses, and say so
+        for file in files:
+            problem = _damaged_part(file)
+            if problem is not None:
+                raise DataLoadError(f"{file} is damaged: {problem}; replace it with a complete copy") from exc
+        cause = exc.__cause__ or exc.__context__
+        detail = f"{type(exc).__name__}: {exc}" + (f" (caused by {type(cause).__name__}: {cause})" if cause else "")
+        raise DataLoadError(f"the parquet files {', '.join(str(f) for f in files)} cannot be read: {detail}") from exc
+
+
 def load_local(path: Path, split: str) -> datasets.Dataset:
     """Load one split from a local folder (save_to_disk folder, parquet files, or data.json)."""
     if not path.exists():
@@ -131,13 +181,7 @@ def load_local(path: Path, split: str) -> datasets.Dataset:
         return _select_split(datasets.load_from_disk(str(path)), split, str(path))
     parquet = sorted(path.rglob("*.parquet"))
     if parquet:
-        files = _split_files(parquet, split)
-        for file in files:  # a damaged file is named here; datasets' own error does not say which one
-            try:
-                pq.read_metadata(file)
-            except (pa.ArrowException, OSError) as exc:
-                raise DataLoadError(f"{file} is not a readable parquet file (truncated or corrupt: {exc})") from exc
-        return datasets.load_dataset("parquet", data_files={split: [str(f) for f in files]}, split=split)
+        return _load_parquet(_split_files(parquet, split), split)
     for name in JSON_NAMES:
         json_file = path / name
         if json_file.exists():
@@ -233,10 +277,13 @@ def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id:
     judged by where they may legitimately point: a media *folder* that is a link (to another disk) is fine; a media
     *file* that is a link must point inside the dataset folder, or, in a Hugging Face cache snapshot
     (`.../datasets--org--name/snapshots/<commit>/`), into that repository's own store (`../../blobs/`), which is how
-    the cache stores every file. A file link pointing anywhere else is refused. A missing file raises
+    the cache stores every file. A file link pointing anywhere else, a link loop (in the file or in a folder on the
+    way) and anything but a regular file (a named pipe, which would block the run, a device such as `/dev/zero`, a
+    folder) are refused with a `RecordError` naming the record, the field and the path. A missing file raises
     `FileNotFoundError` naming the record, the field and the path.
     """
     from lmms_agentic.adapters.core.schema import RecordError
+    from lmms_agentic.adapters.media import file_kind
 
     def refuse(problem: str) -> RecordError:
         return RecordError(benchmark, record_id, field_name, f"media path {relative!r} {problem}")
@@ -246,6 +293,18 @@ def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id:
         raise refuse(f"escapes the dataset folder {root} (absolute paths and '..' are not allowed)")
     base = Path(root)
     candidate = base / written
+    try:
+        facts = os.stat(candidate)  # follows links: a loop anywhere on the way is ELOOP
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{benchmark} record {record_id!r}, field {field_name!r}: "
+                                f"media file {candidate} does not exist") from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise refuse(f"is a symbolic link loop (following its links never reaches a file: {candidate})") from None
+        if err.errno == errno.ENOTDIR:
+            raise FileNotFoundError(f"{benchmark} record {record_id!r}, field {field_name!r}: "
+                                    f"media file {candidate} does not exist") from None
+        raise refuse(f"cannot be read ({err.strerror or err})") from None
     if candidate.is_symlink():
         target = candidate.resolve()
         allowed = [base.resolve(), candidate.parent.resolve()]
@@ -255,7 +314,6 @@ def resolve_media(root: str | Path, relative: str, *, benchmark: str, record_id:
                 break
         if not any(_inside(target, folder) for folder in allowed):
             raise refuse(f"is a link to {target}, which escapes the dataset folder {base}")
-    if not candidate.is_file():
-        raise FileNotFoundError(f"{benchmark} record {record_id!r}, field {field_name!r}: "
-                                f"media file {candidate} does not exist")
+    if not stat.S_ISREG(facts.st_mode):
+        raise refuse(f"is not a regular file ({file_kind(facts.st_mode)}); media must be plain files")
     return candidate

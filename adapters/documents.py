@@ -3,21 +3,25 @@
 Steps, once per (benchmark, data location) for the life of the process (the subtasks of a group share them):
 1. the release schema (`adapters.release_schema`) is resolved: the benchmark's defaults plus a user override found
    next to the data; raw columns are renamed to canonical fields (or gathered into lists);
-2. table-level checks: required columns present, every label spelling known (one error listing all unknown ones);
-3. every row goes through the benchmark's normaliser, and its media are checked without decoding (every image:
-   empty, truncated, corrupt; a video: inside the dataset folder, present, not truncated; `media.check_image_cell`,
-   `frames.check_video`), so bad media stop the run before any model is called; text that is not valid UTF-8 names
-   its record and field; bad records (and duplicate ids) are collected and reported together, or excluded and
-   counted with `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (`adapters.bad_records`);
+2. table-level checks: required columns present, every label spelling known (one error listing the unknown ones of
+   every label kind);
+3. every row goes through the benchmark's normaliser, and its media are checked (every image, without decoding:
+   empty, truncated, corrupt; a video: inside the dataset folder, present, not truncated, its first frame decodable;
+   `media.check_image_cell`, `frames.check_video`), so bad media stop the run before any model is called; an image
+   cell that gives only a path is resolved inside the data folder (`resolve_media`'s rules, never against the
+   working folder) and kept as that absolute path; text that is not valid UTF-8 names its record and field; bad
+   records (and duplicate ids) are collected and reported together, or excluded and counted with
+   `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` (`adapters.bad_records`);
 4. the image column is counted from Arrow metadata and carried over untouched (left encoded:
-   `Image(decode=False)`), so images are never decoded or re-encoded while loading, and decoded once per question
-   when a prompt is built.
+   `Image(decode=False)`; only cells given by path get their checked absolute path), so images are never decoded
+   or re-encoded while loading, and decoded once per question when a prompt is built.
 The result has the `McqDoc.to_row()` columns plus the image column.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -28,7 +32,7 @@ import pyarrow.compute as pc
 from lmms_agentic.adapters import bad_records, benchmarks, frames, media, provenance
 from lmms_agentic.adapters.core.schema import McqDoc, RecordError
 from lmms_agentic.adapters.data import DataLoadError, Location, load_split, locate, resolve_media
-from lmms_agentic.adapters.release_schema import ReleaseSchema, ResolvedSchema, present, resolve
+from lmms_agentic.adapters.release_schema import ReleaseSchema, ResolvedSchema, check_labels, present, resolve
 
 Normaliser = Callable[[Mapping[str, Any], int, ResolvedSchema], McqDoc]
 _CACHE: dict[tuple[str, Location], tuple[datasets.Dataset, Location]] = {}
@@ -111,9 +115,7 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedS
     `where` describes the data for error messages; `media_root` is the folder relative video paths live in (None:
     videos are not checked, e.g. a table read from the datasets cache)."""
     benchmark = schema.schema.benchmark
-    for kind in schema.schema.labels:
-        if kind in raw.column_names:
-            schema.resolver(kind).check(raw[kind])
+    check_labels(schema, {kind: raw[kind] for kind in schema.schema.labels if kind in raw.column_names})
     if image_column in raw.column_names:
         counts = [n or 0 for n in pc.list_value_length(raw.data.column(image_column)).to_pylist()]
         text_columns = [c for c in raw.column_names if c != image_column]
@@ -123,10 +125,18 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedS
     rows = list(enumerate(zip(_text_rows(raw.select_columns(text_columns), benchmark, where), counts, strict=True)))
     image_cells = raw.data.column(image_column) if image_column in raw.column_names else None
     image_field, video_field = _field(schema, image_column), _field(schema, "video")
+    in_folder: dict[tuple[int, int], str] = {}  # (row, position) -> the absolute path of an image given by path
 
     def check_media(index: int, doc: McqDoc) -> None:
         for position, cell in enumerate((image_cells[index].as_py() or []) if image_cells is not None else []):
-            media.check_image_cell(cell, f"{benchmark} record {doc.id!r}, {image_field}[{position}]")
+            where = f"{benchmark} record {doc.id!r}, {image_field}[{position}]"
+            written = image_path(cell)
+            if written is None:
+                media.check_image_cell(cell, where)
+                continue
+            image = _image_in_folder(written, media_root, benchmark, doc.id, f"{image_field}[{position}]")
+            media.check_image_cell(image, where)
+            in_folder[index, position] = image
         if doc.visuals.video and media_root is not None:
             try:
                 path = resolve_media(media_root, doc.visuals.video, benchmark=benchmark, record_id=doc.id,
@@ -165,6 +175,9 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedS
         return canonical
     # keep images encoded: rows then hand out {"bytes", "path"} cells and the tasks decode each question's images
     # once (adapters.media.decoded_once), instead of datasets decoding them on every row access
+    if in_folder:
+        return datasets.concatenate_datasets([canonical, _with_paths_in_folder(raw, image_column, good, in_folder)],
+                                             axis=1)
     images = raw.select_columns([image_column])
     if len(good) != len(raw):
         images = images.select([i for i, _ in good]).flatten_indices()
@@ -174,6 +187,47 @@ def canonicalise(raw: datasets.Dataset, normalise: Normaliser, schema: ResolvedS
         info.features = datasets.Features({image_column: datasets.List(datasets.Image(decode=False))})
         images = datasets.Dataset(images.data, info=info)
     return datasets.concatenate_datasets([canonical, images], axis=1)
+
+
+def image_path(cell: Any) -> str | None:
+    """The path an image cell gives instead of its bytes (a `{"bytes": None, "path": ...}` cell, or a bare path), or
+    None when the cell holds the bytes (or nothing)."""
+    if isinstance(cell, str):
+        return cell or None
+    if isinstance(cell, Mapping) and not cell.get("bytes") and cell.get("path"):
+        return str(cell["path"])
+    return None
+
+
+def _image_in_folder(written: str, media_root: str | None, benchmark: str, record_id: str, field_name: str) -> str:
+    """The absolute path of an image a cell names by path, inside the data folder (`resolve_media`'s rules: no
+    absolute path, no `..`, no link out, no loop, regular files only), never resolved against the working folder."""
+    if media_root is None:
+        raise RecordError(benchmark, record_id, field_name,
+                          f"the image cell gives only a path ({written!r}) and this data has no folder to find it "
+                          "in; use a local copy of the dataset folder, or a table that holds the image bytes")
+    try:
+        path = resolve_media(media_root, written, benchmark=benchmark, record_id=record_id, field_name=field_name)
+    except FileNotFoundError:
+        raise RecordError(benchmark, record_id, field_name,
+                          f"image file {Path(media_root) / written} does not exist") from None
+    return os.path.abspath(path)
+
+
+def _with_paths_in_folder(raw: datasets.Dataset, image_column: str, good: list[tuple[int, McqDoc]],
+                          in_folder: Mapping[tuple[int, int], str]) -> datasets.Dataset:
+    """The image column of the `good` rows with every image given by path pointing at its checked file inside the
+    data folder (so reading it later does not depend on the working folder); cells holding bytes are kept."""
+    cells = raw.data.column(image_column)
+    column = []
+    for index, _ in good:
+        row = []
+        for position, cell in enumerate(cells[index].as_py() or []):
+            path = in_folder.get((index, position))
+            row.append({"bytes": None, "path": path} if path is not None else cell)
+        column.append(row)
+    features = datasets.Features({image_column: datasets.List(datasets.Image(decode=False))})
+    return datasets.Dataset.from_dict({image_column: column}, features=features)
 
 
 def load_canonical(benchmark: str, release: ReleaseSchema, normalise: Normaliser, image_column: str = "images",

@@ -14,14 +14,16 @@ Integrity: a truncated video must not pass as a shorter one (a half-downloaded M
 to 33 of its 100 frames, which PyAV reports without an error). `sample_frames` therefore checks the container's
 structure first (MP4/MOV: every top-level box must fit in the file) and compares the frames PyAV decoded with the
 count the container declares; either failure is a `VideoDecodeError` saying "truncated". `check_video(path, where)`
-is the fast, decode-free check for loaders (box sizes for MP4/MOV; a packet count against the declared frame count,
-without decoding, for other containers); it raises `media.MediaError` (a `RecordError`) naming the record, the
-field, the file and "empty" / "truncated" / "does not exist".
+is the fast check for loaders (box sizes for MP4/MOV; a packet count against the declared frame count for other
+containers; then the first frame decoded, which a zeroed payload or a video of 0 frames fails); it raises
+`media.MediaError` (a `RecordError`) naming the record, the field, the file and "empty" / "truncated" / "corrupt" /
+"holds no video frames" / "does not exist".
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -33,6 +35,8 @@ from lmms_agentic.adapters.lru import LruCache
 from lmms_agentic.adapters.media import MediaError
 
 DEFAULT_CACHE_VIDEOS = 16
+IndexRule = Callable[[int, int], list[int]]
+"""Frame indices for (frames in the video, frames wanted)."""
 #: top-level box types that mark an ISO base media file (MP4, MOV, M4V, 3GP)
 _BMFF_BOXES = frozenset({b"ftyp", b"moov", b"mdat", b"free", b"skip", b"wide", b"pnot", b"uuid"})
 
@@ -136,11 +140,43 @@ def _packet_problem(path: Path) -> str | None:
     return f"is truncated: it holds {short}" if short else None
 
 
+#: video packets decoded at most while looking for a video's first frame (decoders hold back a few frames)
+FIRST_FRAME_PACKETS = 64
+
+
+def _first_frame_problem(path: Path) -> str | None:
+    """What stops the first frame of a video from decoding: no video stream, no frame at all (a valid MP4 of 0
+    frames), or a payload the decoder refuses (intact boxes around zeroed or foreign data); None once a frame
+    decodes.  Decodes at most FIRST_FRAME_PACKETS packets."""
+    import av
+
+    try:
+        with av.open(str(path)) as container:
+            if not container.streams.video:
+                return "has no video stream (0 frames)"
+            stream = container.streams.video[0]
+            packets = 0
+            for packet in container.demux(stream):
+                if packet.size:
+                    packets += 1
+                if packet.decode():  # the last, empty packet flushes the frames the decoder held back
+                    return None
+                if packets >= FIRST_FRAME_PACKETS:
+                    break
+    except Exception as exc:  # the decoder's own error says what is wrong
+        return f"is corrupt: its first frame cannot be decoded ({type(exc).__name__}: {exc})"
+    if packets == 0:
+        return "holds no video frames (0 frames)"
+    return f"is corrupt: its first frame cannot be decoded (none of its first {packets} packets gives a frame)"
+
+
 def check_video(path: str | Path, where: str) -> None:
     """Raise `MediaError` naming the record and field (`where`: "<benchmark> record '<id>', <field>"), the file
-    and what is wrong ("does not exist", "is empty", "is truncated: ...", "is not a readable video") when the video
-    at `path` is unusable; return None otherwise. Fast: no frame is decoded (box sizes for MP4/MOV, a packet count
-    for other containers)."""
+    and what is wrong ("does not exist", "is empty", "is truncated: ...", "holds no video frames", "is corrupt: its
+    first frame cannot be decoded", "is not a readable video") when the video at `path` is unusable; return None
+    otherwise. Fast: box sizes for MP4/MOV, a packet count for other containers, and only the first frame decoded
+    (so a file whose structure is whole but whose frames are not, or that has none, is caught before any model
+    runs)."""
     video = Path(path)
     if not video.is_file():
         raise MediaError(where, f"video file {video} does not exist")
@@ -148,6 +184,8 @@ def check_video(path: str | Path, where: str) -> None:
         problem = _structure_problem(video)
         if problem is None and not _is_bmff(video):
             problem = _packet_problem(video)
+        if problem is None:
+            problem = _first_frame_problem(video)
     except OSError as err:
         problem = f"cannot be read ({err.__class__.__name__}: {err.strerror or err})"
     if problem is not None:
@@ -182,17 +220,17 @@ def uniform_indices(n_total: int, n_wanted: int) -> list[int]:
     return [int((i * step * 2 + 1) // 2) for i in range(n_wanted)]
 
 
-def _decode_decord(path: str, n_wanted: int) -> tuple[list[Image.Image], list[int], int]:
+def _decode_decord(path: str, n_wanted: int, rule: IndexRule) -> tuple[list[Image.Image], list[int], int]:
     import decord
 
     reader = decord.VideoReader(path, ctx=decord.cpu(0), num_threads=1)
     total = len(reader)
-    indices = uniform_indices(total, n_wanted)
+    indices = rule(total, n_wanted)
     batch = reader.get_batch(indices).asnumpy()
     return [Image.fromarray(frame) for frame in batch], indices, total
 
 
-def _decode_pyav(path: str, n_wanted: int) -> tuple[list[Image.Image], list[int], int]:
+def _decode_pyav(path: str, n_wanted: int, rule: IndexRule) -> tuple[list[Image.Image], list[int], int]:
     import av
 
     with av.open(path) as container:
@@ -207,14 +245,14 @@ def _decode_pyav(path: str, n_wanted: int) -> tuple[list[Image.Image], list[int]
     short = _shortfall(declared, total, duration, end + (1 / float(stream.average_rate) if stream.average_rate else 0))
     if short:
         raise VideoDecodeError(f"truncated: decoded {short}")
-    indices = uniform_indices(total, n_wanted)
+    indices = rule(total, n_wanted)
     return [frames[i] for i in indices], indices, total
 
 
 DECODERS = (("decord", _decode_decord), ("pyav", _decode_pyav))
 
 
-_CACHE: LruCache[tuple[str, int, int, int], SampledFrames] = LruCache(DEFAULT_CACHE_VIDEOS)
+_CACHE: LruCache[tuple[str, int, int, int, IndexRule], SampledFrames] = LruCache(DEFAULT_CACHE_VIDEOS)
 
 
 def cache_stats() -> dict[str, int]:
@@ -242,13 +280,15 @@ def frames_log(path: str | Path, shown_as: str) -> dict[str, Any]:
 
 
 def sample_frames(path: str | Path, n_wanted: int, *, use_cache: bool = True,
-                  decoders: tuple[str, ...] = ("decord", "pyav")) -> SampledFrames:
-    """`n_wanted` uniformly spaced RGB frames of the video at `path` (see module docstring)."""
+                  decoders: tuple[str, ...] = ("decord", "pyav"), rule: IndexRule | None = None) -> SampledFrames:
+    """`n_wanted` uniformly spaced RGB frames of the video at `path` (see module docstring); `rule` (a hashable
+    `(n_total, n_wanted) -> indices`) picks other frames, e.g. a benchmark script's own sampling."""
+    pick: IndexRule = rule or uniform_indices
     video = Path(path)
     if not video.is_file():
         raise FileNotFoundError(f"video file {video} does not exist")
     stat = video.stat()
-    key = (str(video.resolve()), stat.st_size, stat.st_mtime_ns, n_wanted)
+    key = (str(video.resolve()), stat.st_size, stat.st_mtime_ns, n_wanted, pick)
     if use_cache and (cached := _CACHE.get(key)) is not None:
         return cached
     problem = _structure_problem(video)
@@ -259,7 +299,7 @@ def sample_frames(path: str | Path, n_wanted: int, *, use_cache: bool = True,
         if name not in decoders:
             continue
         try:
-            frames, indices, total = decode(str(video), n_wanted)
+            frames, indices, total = decode(str(video), n_wanted, pick)
         except Exception as exc:  # try the next decoder, keep the reason for the error message
             errors.append(f"{name}: {type(exc).__name__}: {exc}")
             continue

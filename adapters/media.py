@@ -17,14 +17,21 @@ half-written PNG decodes with black rows and a 64-byte PNG header as an all-blac
 
 `MediaError` is a `RecordError` (benchmark, record id, field, problem), so a loader's bad-record policy can list or
 skip it; `where` is the caller's "<benchmark> record '<id>', <field>" text.
+
+Files. An image file is read only when it is a regular file (a named pipe would block the run, a device such as
+/dev/zero never ends), opened without blocking and read up to `MAX_IMAGE_BYTES`; the error for a file that is no
+image never quotes its bytes (it could be any file). Paths are read as given: loaders resolve a dataset's relative
+paths inside its folder first (`adapters.data.resolve_media`).
 """
 
 from __future__ import annotations
 
 import ast
+import errno
 import io
 import os
 import re
+import stat
 import struct
 import threading
 import weakref
@@ -153,8 +160,59 @@ def image_problem(data: bytes) -> str | None:
     return None
 
 
+_FILE_KINDS = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, in words ("a named pipe", "a character device", ...)."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "an unknown kind of file")
+
+
+#: the largest image file read (a screenshot is a few MB; anything near this is not an image of a benchmark)
+MAX_IMAGE_BYTES = 256 * 1024 * 1024
+
+
+def _cap() -> str:
+    return f"{MAX_IMAGE_BYTES // 2**20} MiB" if MAX_IMAGE_BYTES >= 2**20 else f"{MAX_IMAGE_BYTES} bytes"
+
+
+def _read_image_file(file: Path, where: str, *, missing_as_record_error: bool) -> bytes:
+    """The bytes of an image file, refusing what is not a regular file (a named pipe would block the run, a device
+    such as /dev/zero never ends) and files over MAX_IMAGE_BYTES; opened without blocking, checked on the open
+    handle, read with a bound."""
+    try:
+        handle = os.open(file, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except FileNotFoundError:
+        if missing_as_record_error:
+            raise MediaError(where, f"image file {file} does not exist") from None
+        raise FileNotFoundError(f"{where}: image file {file} does not exist") from None
+    except OSError as err:
+        loop = " (a symbolic link loop)" if err.errno == errno.ELOOP else ""
+        raise MediaError(where, f"image file {file} cannot be read{loop} ({err.__class__.__name__}: "
+                                f"{err.strerror or err})") from None
+    try:
+        facts = os.fstat(handle)
+        if not stat.S_ISREG(facts.st_mode):
+            raise MediaError(where, f"image file {file} is not a regular file ({file_kind(facts.st_mode)})")
+        if facts.st_size > MAX_IMAGE_BYTES:
+            raise MediaError(where, f"image file {file} has {facts.st_size} bytes, more than the {_cap()} an image "
+                                    "may have")
+        with os.fdopen(handle, "rb", closefd=False) as reader:
+            data = reader.read(MAX_IMAGE_BYTES + 1)
+    except OSError as err:
+        raise MediaError(where, f"image file {file} cannot be read ({err.__class__.__name__}: "
+                                f"{err.strerror or err})") from None
+    finally:
+        os.close(handle)
+    if len(data) > MAX_IMAGE_BYTES:  # grew while being read
+        raise MediaError(where, f"image file {file} has more than the {_cap()} an image may have")
+    return data
+
+
 def _cell_data(cell: Any, where: str, *, missing_as_record_error: bool) -> tuple[bytes, str]:
-    """The encoded bytes of a dataset cell and how to name it ("image" or "image file <path>")."""
+    """The encoded bytes of a dataset cell and how to name it ("image" or "image file <path>").  A path is read as
+    given: loaders resolve a dataset's relative paths inside its folder first (`adapters.data.resolve_media`)."""
     if isinstance(cell, (bytes, bytearray, memoryview)):
         return bytes(cell), "image"
     path: Any = cell
@@ -169,15 +227,7 @@ def _cell_data(cell: Any, where: str, *, missing_as_record_error: bool) -> tuple
         return b"", "image"
     if isinstance(path, (str, Path)):
         file = Path(path)
-        try:
-            return file.read_bytes(), f"image file {file}"
-        except FileNotFoundError:
-            if missing_as_record_error:
-                raise MediaError(where, f"image file {file} does not exist") from None
-            raise FileNotFoundError(f"{where}: image file {file} does not exist") from None
-        except OSError as err:
-            raise MediaError(where, f"image file {file} cannot be read ({err.__class__.__name__}: "
-                                    f"{err.strerror or err})") from None
+        return _read_image_file(file, where, missing_as_record_error=missing_as_record_error), f"image file {file}"
     raise TypeError(f"{where}: cannot read an image from a {type(cell).__name__}")
 
 
@@ -192,10 +242,8 @@ def _open(data: bytes, where: str, source: str) -> ImageFile.ImageFile:
         image = Image.open(io.BytesIO(data))
     except Image.DecompressionBombError as err:
         raise MediaError(where, f"{source} is too large to decode safely ({err})") from None
-    except UnidentifiedImageError:
-        head = data[:16]
-        raise MediaError(where, f"{source} is unreadable: no known image format ({len(data)} bytes starting "
-                                f"{head!r})") from None
+    except UnidentifiedImageError:  # the bytes are not quoted: the file may be anything (a key file)
+        raise MediaError(where, f"{source} is unreadable: no known image format ({len(data)} bytes)") from None
     except (OSError, ValueError, SyntaxError, EOFError, struct.error) as err:
         raise MediaError(where, f"{source} is unreadable ({err.__class__.__name__}: {err})") from None
     if not isinstance(image, ImageFile.ImageFile):  # pragma: no cover - Image.open always returns an ImageFile

@@ -16,9 +16,13 @@ labels:                 # label kind: {spelling in the data: canonical value}
 answer: letter          # how the gold answer is written, where the benchmark allows a choice
 ```
 
-Unknown keys, canonical fields, label kinds or values are refused with an error naming the file and the key. Labels
-are resolved for the whole table at once (`LabelResolver.check`), so an unknown spelling is reported with every other
-unknown one, their row counts, and the override lines that would map them.
+Unknown keys, canonical fields, label kinds or values are refused with an error naming the file and the key, and so
+is a spelling that already means another canonical value (`agriculture: domestic` would move every agriculture row
+into domestic) unless the file says `remap_known_labels: true`. An empty label is mapped with `"": <value>`. The file
+is read as UTF-8 (an error names the byte and line), at most 1 MiB, YAML without aliases (a few hundred bytes of
+nested aliases expand to billions of values), and errors never print a value whole. Labels are resolved for the whole
+table at once (`check_labels`), so an unknown spelling is reported with every other unknown one of every label kind,
+their row counts, and the override lines that would map them.
 """
 
 from __future__ import annotations
@@ -33,8 +37,10 @@ from pathlib import Path
 from typing import Any
 
 OVERRIDE_FILE = "lmms_agentic_schema.yaml"
+RELABEL = "remap_known_labels"
+"""Override key that allows mapping a spelling which already means another canonical value (moves its rows)."""
 ENV_PREFIX = "LMMS_AGENTIC_SCHEMA_"
-TOP_KEYS = frozenset({"fields", "labels", "answer"})
+TOP_KEYS = frozenset({"fields", "labels", "answer", RELABEL})
 
 
 class SchemaOverrideError(ValueError):
@@ -108,17 +114,67 @@ def _override_path(benchmark: str, data_root: Path | None, environ: Mapping[str,
     return None
 
 
+#: the largest override file read (a few lines in practice)
+MAX_OVERRIDE_BYTES = 1024 * 1024
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """`repr(value)` cut to about `limit` characters, built without expanding nested values (a YAML value may be
+    huge: errors must not print it)."""
+    import reprlib
+
+    shorter = reprlib.Repr()
+    shorter.maxlevel, shorter.maxstring, shorter.maxother = 2, limit, limit
+    shorter.maxlist = shorter.maxtuple = shorter.maxdict = shorter.maxset = 6
+    text = shorter.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _yaml_loader(where: str) -> Any:
+    """PyYAML's safe loader, refusing aliases (`*name`): a schema override needs none, and a few hundred bytes of
+    nested aliases expand to billions of values ("billion laughs")."""
+    import yaml
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event: Any = self.peek_event()  # type: ignore[no-untyped-call]
+                raise SchemaOverrideError(f"{where}: line {event.start_mark.line + 1}: YAML aliases "
+                                          f"(*{event.anchor}) are not allowed in a schema override; write the "
+                                          "value out instead")
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
 def _read(path: Path) -> dict[str, Any]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        size = path.stat().st_size
+        if size > MAX_OVERRIDE_BYTES:
+            raise SchemaOverrideError(f"{path}: {size} bytes is too large for a schema override (at most "
+                                      f"{MAX_OVERRIDE_BYTES // 1024} KiB; it maps a few fields and labels)")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SchemaOverrideError(f"{path}: cannot read the schema override ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise SchemaOverrideError(f"{path} is not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start} "
+                                  f"(line {line}) cannot be decoded; re-save the file as UTF-8") from None
     try:
         if path.suffix == ".json":
             data = json.loads(text)
         else:
             import yaml
 
-            data = yaml.safe_load(text)
+            data = yaml.load(text, Loader=_yaml_loader(str(path)))  # a SafeLoader that refuses aliases
+    except SchemaOverrideError:
+        raise
+    except RecursionError:
+        raise SchemaOverrideError(f"{path}: the schema override nests too deep to read") from None
     except Exception as exc:  # any parser error: say which file
-        raise SchemaOverrideError(f"{path}: cannot parse the schema override ({exc})") from exc
+        raise SchemaOverrideError(f"{path}: cannot parse the schema override ({_short(str(exc), 300)})") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -132,7 +188,7 @@ def _check_fields(schema: ReleaseSchema, raw: Any, where: str) -> dict[str, str 
     out: dict[str, str | tuple[str, ...]] = {}
     for canonical, column in raw.items():
         if canonical not in schema.fields:
-            raise SchemaOverrideError(f"{where}: fields.{canonical} is not a {schema.benchmark} field; known: "
+            raise SchemaOverrideError(f"{where}: fields.{_short(canonical)} is not a {schema.benchmark} field; known: "
                                       f"{', '.join(sorted(schema.fields))}")
         if isinstance(column, str) and column:
             out[canonical] = column
@@ -143,21 +199,40 @@ def _check_fields(schema: ReleaseSchema, raw: Any, where: str) -> dict[str, str 
     return out
 
 
-def _check_labels(schema: ReleaseSchema, raw: Any, where: str) -> dict[str, dict[str, str]]:
+def builtin_labels(kind: LabelKind) -> dict[str, str]:
+    """Spelling-insensitive form -> canonical value of every spelling a label kind accepts out of the box."""
+    table = {label_key(value): value for value in kind.canonical}
+    for value, spellings in kind.aliases.items():
+        table.update({label_key(spelling): value for spelling in spellings})
+    return table
+
+
+def _check_labels(schema: ReleaseSchema, raw: Any, where: str, relabel: bool = False) -> dict[str, dict[str, str]]:
+    """The label overrides, each spelling checked: a known label kind, a canonical value, and, unless `relabel`
+    (`remap_known_labels: true` in the file), not a spelling that already means another canonical value (remapping
+    `agriculture: domestic` moves every row of one domain into another: refused unless asked for)."""
     if not isinstance(raw, dict):
         raise SchemaOverrideError(f"{where}: 'labels' must map label kinds to {{spelling: canonical value}}")
     out: dict[str, dict[str, str]] = {}
     for kind, mapping in raw.items():
         if kind not in schema.labels:
-            raise SchemaOverrideError(f"{where}: labels.{kind} is not a {schema.benchmark} label kind; known: "
-                                      f"{', '.join(sorted(schema.labels)) or 'none'}")
+            raise SchemaOverrideError(f"{where}: labels.{_short(kind)} is not a {schema.benchmark} label kind; "
+                                      f"known: {', '.join(sorted(schema.labels)) or 'none'}")
         if not isinstance(mapping, dict):
             raise SchemaOverrideError(f"{where}: labels.{kind} must map spellings to canonical values")
         allowed = schema.labels[kind].canonical
+        builtin = builtin_labels(schema.labels[kind])
         for spelling, value in mapping.items():
-            if value not in allowed:
-                raise SchemaOverrideError(f"{where}: labels.{kind}.{spelling!s} = {value!r} is not one of "
-                                          f"{', '.join(allowed)}")
+            name = f"labels.{kind}.{_short(spelling) if not isinstance(spelling, str) else spelling}"
+            if not isinstance(value, str) or value not in allowed:
+                raise SchemaOverrideError(f"{where}: {name} = {_short(value)} is not one of {', '.join(allowed)}")
+            meant = builtin.get(label_key(str(spelling))) if str(spelling).strip() else None
+            if meant is not None and meant != value and not relabel:
+                raise SchemaOverrideError(
+                    f"{where}: {name} = {value!r} is refused: {str(spelling)!r} already means {meant!r} (a "
+                    f"{schema.benchmark} {kind} or one of its accepted spellings), and remapping it would move "
+                    f"every {meant!r} row to {value!r}. Map only spellings that mean nothing yet, or, if this data "
+                    f"really uses {str(spelling)!r} for {value!r}, add `{RELABEL}: true` to the file")
         out[kind] = {str(k): str(v) for k, v in mapping.items()}
     return out
 
@@ -173,14 +248,17 @@ def resolve(schema: ReleaseSchema, data_root: str | Path | None = None,
     if path is None:
         return ResolvedSchema(schema, fields, labels, answer, "defaults")
     data = _read(path)
-    unknown = sorted(set(data) - TOP_KEYS)
+    unknown = sorted(_short(key) for key in set(data) - TOP_KEYS)
     if unknown:
-        raise SchemaOverrideError(f"{path}: unknown key(s) {unknown}; allowed: {sorted(TOP_KEYS)}")
+        raise SchemaOverrideError(f"{path}: unknown key(s) {', '.join(unknown)}; allowed: {sorted(TOP_KEYS)}")
     fields.update(_check_fields(schema, data.get("fields", {}), str(path)))
-    labels = _check_labels(schema, data.get("labels", {}), str(path))
+    relabel = data.get(RELABEL, False)
+    if not isinstance(relabel, bool):
+        raise SchemaOverrideError(f"{path}: {RELABEL} must be true or false, got {_short(relabel)}")
+    labels = _check_labels(schema, data.get("labels", {}), str(path), relabel)
     if "answer" in data:
-        if data["answer"] not in schema.answer_formats:
-            raise SchemaOverrideError(f"{path}: answer = {data['answer']!r} is not one of "
+        if not isinstance(data["answer"], str) or data["answer"] not in schema.answer_formats:
+            raise SchemaOverrideError(f"{path}: answer = {_short(data['answer'])} is not one of "
                                       f"{', '.join(schema.answer_formats) or 'none (this benchmark has one format)'}")
         answer = str(data["answer"])
     return ResolvedSchema(schema, fields, labels, answer, str(path))
@@ -198,32 +276,50 @@ class LabelResolver:
     _table: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
-        table = {label_key(value): value for value in self.spec.canonical}
-        for value, spellings in self.spec.aliases.items():
-            table.update({label_key(spelling): value for spelling in spellings})
+        table = builtin_labels(self.spec)
         table.update({label_key(spelling): value for spelling, value in self.overrides.items()})
         self._table = table
 
     def get(self, label: object) -> str | None:
-        """The canonical value of `label`, or None when no alias maps it."""
+        """The canonical value of `label`, or None when no alias maps it.  An empty (or missing) label is the kind's
+        `allow_empty` value, else whatever an override maps `""` to."""
         text = "" if label is None else str(label)
         if not text.strip():
-            return self.spec.allow_empty
+            return self.spec.allow_empty if self.spec.allow_empty is not None else self._table.get("")
         return self._table.get(label_key(text))
+
+    def unknown(self, labels: Iterable[object]) -> str | None:
+        """The description of every unmapped spelling with its count and the override lines that would map it, or
+        None when every label is known."""
+        unknown = Counter("" if label is None or not str(label).strip() else str(label)
+                          for label in labels if self.get(label) is None)
+        if not unknown:
+            return None
+        listed = ", ".join(f"{_short(label)} ({n} row{'s' if n != 1 else ''})" for label, n in unknown.most_common())
+        choices = ", ".join(self.spec.canonical)
+        lines = "\n".join(f"    {json.dumps(label, ensure_ascii=False)}: <one of: {choices}>"
+                          for label in sorted(unknown))
+        return (f"unknown {self.kind} label(s) {listed}. Known {self.kind} values: {choices}. "
+                f"If these are other spellings, map them in {self.override_place()}:\nlabels:\n  {self.kind}:\n{lines}")
+
+    def override_place(self) -> str:
+        return (f"the override file {self.source}" if self.source != "defaults"
+                else f"<data folder>/{OVERRIDE_FILE} (or a file named by {ENV_PREFIX}{self.benchmark.upper()})")
 
     def check(self, labels: Iterable[object]) -> None:
         """Raise one `UnknownLabelsError` listing every unmapped spelling with its count and the fix."""
-        unknown = Counter(str(label) for label in labels if self.get(label) is None)
-        if not unknown:
-            return
-        listed = ", ".join(f"{label!r} ({n} row{'s' if n != 1 else ''})" for label, n in unknown.most_common())
-        choices = ", ".join(self.spec.canonical)
-        lines = "\n".join(f'    "{label}": <one of: {choices}>' for label in sorted(unknown))
-        where = (f"the override file {self.source}" if self.source != "defaults"
-                 else f"<data folder>/{OVERRIDE_FILE} (or a file named by {ENV_PREFIX}{self.benchmark.upper()})")
-        raise UnknownLabelsError(
-            f"{self.benchmark}: unknown {self.kind} label(s) {listed}. Known {self.kind} values: {choices}. "
-            f"If these are other spellings, map them in {where}:\nlabels:\n  {self.kind}:\n{lines}")
+        problem = self.unknown(labels)
+        if problem is not None:
+            raise UnknownLabelsError(f"{self.benchmark}: {problem}")
+
+
+def check_labels(schema: ResolvedSchema, columns: Mapping[str, Iterable[object]]) -> None:
+    """Raise ONE `UnknownLabelsError` listing the unmapped spellings of every label kind at once (`columns`: label
+    kind -> its values in the table; kinds the table lacks are left out)."""
+    problems = [problem for kind in schema.schema.labels if kind in columns
+                if (problem := schema.resolver(kind).unknown(columns[kind])) is not None]
+    if problems:
+        raise UnknownLabelsError(f"{schema.schema.benchmark}: " + f"\n{schema.schema.benchmark}: ".join(problems))
 
 
 def gather(row: Mapping[str, Any], raw: str | Sequence[str]) -> Any:

@@ -21,9 +21,12 @@ outside this test's owner's files; the reason names the fix (strict: the test fa
 from __future__ import annotations
 
 import io
+import itertools
 import json
+import os
 import re
 import shutil
+import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -317,3 +320,137 @@ def excluded_ids(benchmark: str) -> list[str]:
     """The record ids the last load excluded, as written into results files."""
     facts: dict[str, Any] = provenance.used().get(benchmark, {})
     return [str(r["id"]) for r in facts.get("excluded", {}).get("records", [])]
+
+
+# ------------------------------------------------------------------ paths and files outside the data
+
+def image_out_of_the_table(index: int, image: int, relative: str) -> Callable[[Path], None]:
+    """Move one image's bytes out of the table into ``<copy>/<relative>``; the cell keeps only that path (as a
+    ``datasets`` table made from image files stores it)."""
+    def build(folder: Path) -> None:
+        def edit(rows: list[dict[str, Any]]) -> None:
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(rows[index]["images"][image]["bytes"])
+            rows[index]["images"][image] = {"bytes": None, "path": relative}
+        edit_rows(edit)(folder)
+    return build
+
+
+def path_cell(index: int, image: int, path: str | Callable[[Path], str]) -> Callable[[Path], None]:
+    """One image cell that carries only a path (``path(copy)`` when it depends on where the copy is)."""
+    def build(folder: Path) -> None:
+        def edit(rows: list[dict[str, Any]]) -> None:
+            rows[index]["images"][image] = {"bytes": None, "path": path if isinstance(path, str) else path(folder)}
+        edit_rows(edit)(folder)
+    return build
+
+
+def write_file(relative: str, data: bytes | Callable[[Path], bytes]) -> Callable[[Path], None]:
+    """``<copy>/<relative>`` written with ``data`` (``data(copy)`` when it depends on the copy)."""
+    def build(folder: Path) -> None:
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data if isinstance(data, bytes) else data(folder))
+    return build
+
+
+def fifo(relative: str) -> Callable[[Path], None]:
+    """A named pipe at ``<copy>/<relative>`` (reading it blocks until a writer comes: forever)."""
+    def build(folder: Path) -> None:
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(folder / relative)
+    return build
+
+
+def symlink(relative: str, target: str) -> Callable[[Path], None]:
+    """``<copy>/<relative>`` made a symbolic link to ``target`` (relative to the link's folder, or absolute)."""
+    def build(folder: Path) -> None:
+        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
+        (folder / relative).symlink_to(target)
+    return build
+
+
+def outside_the_copy(name: str, data: bytes) -> Callable[[Path], str]:
+    """A file ``name`` written next to the copy (outside its folder); its absolute path."""
+    def place(folder: Path) -> str:
+        target = folder.parent / name
+        target.write_bytes(data)
+        return str(target)
+    return place
+
+
+#: the text of a file that is not an image; no error may quote it (it could be a key file)
+NOT_AN_IMAGE = b"api_key=sk-SECRET-0123456789abcdef\n" * 4
+
+
+# ------------------------------------------------------------------ media that look whole
+
+def zeroed_payload(data: bytes) -> bytes:
+    """An MP4 with every box intact and the payload of its 'mdat' boxes zeroed (an interrupted copy that
+    preallocated the file)."""
+    out, pos = bytearray(data), 0
+    while pos + 8 <= len(out):
+        size, kind = struct.unpack(">I4s", out[pos:pos + 8])
+        if size < 8:
+            break
+        if kind == b"mdat":
+            out[pos + 8:pos + size] = bytes(size - 8)
+        pos += size
+    return bytes(out)
+
+
+def without_frames(relative: str) -> Callable[[Path], None]:
+    """``<copy>/<relative>`` replaced by a valid MP4 of the same stream with no frame in it."""
+    def build(folder: Path) -> None:
+        import av
+
+        path = folder / relative
+        empty = path.with_name("empty-" + path.name)
+        with av.open(str(path)) as reader, av.open(str(empty), "w") as writer:
+            writer.add_stream_from_template(reader.streams.video[0])
+            writer.start_encoding()
+        empty.replace(path)
+    return build
+
+
+# ------------------------------------------------------------------ hostile or odd files
+
+def _laughs(levels: int) -> str:
+    """``levels`` nested lists of 9, each level defined inline once (an anchor) and then repeated by alias."""
+    names = "abcdefghijklmnopqrstuvwxyz"[:levels]
+    text = '&a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]'
+    for previous, name in itertools.pairwise(names):
+        text = f"&{name} [{text}{f', *{previous}' * 8}]"
+    return text
+
+
+#: a 9^9-element "billion laughs" in about 500 bytes of YAML, as the value of a label spelling (PyYAML shares the
+#: aliased lists, so parsing is cheap; anything that prints the value expands it)
+YAML_BOMB = f"labels:\n  domain:\n    Mars: {_laughs(9)}\n".encode()
+
+
+def override(text: bytes | str) -> Callable[[Path], None]:
+    """A schema override next to the copy's data."""
+    return write_file("lmms_agentic_schema.yaml", text.encode("utf-8") if isinstance(text, str) else text)
+
+
+def no_rows(folder: Path) -> None:
+    """The table with its schema but no row."""
+    path = _table_file(folder)
+    pq.write_table(pq.read_table(path).slice(0, 0), path)
+
+
+def corrupt_pages(folder: Path) -> None:
+    """Intact footer and metadata, damaged data: the header of one column's first page overwritten."""
+    path = _table_file(folder)
+    pq.write_table(pq.read_table(path), path, compression="NONE")
+    chunk = pq.read_metadata(path).row_group(0).column(1)
+    data = bytearray(path.read_bytes())
+    data[chunk.data_page_offset:chunk.data_page_offset + 40] = b"\xff" * 40
+    path.write_bytes(bytes(data))
+
+
+def nested_list(depth: int) -> str:
+    """JSON text of ``depth`` lists, one inside the other."""
+    return "[" * depth + "]" * depth

@@ -61,8 +61,9 @@ def check_columns(raw: Any, schema: ResolvedSchema) -> None:
 
 def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> McqDoc:
     """One row (canonical field names, as `load_canonical` renamed them) -> `McqDoc`, read with `schema`: a domain
-    spelling the override maps becomes its canonical label before the core sees it (a spelling nothing maps is left
-    for the core to reject)."""
-    domain = schema.resolver("domain").get(row.get("domain"))
-    core_row = {**row, "domain": domain} if domain is not None and isinstance(row.get("domain"), str) else row
+    spelling the override maps (an empty or missing one included, `"": <domain>`) becomes its canonical label before
+    the core sees it (a spelling nothing maps is left for the core to reject)."""
+    label = row.get("domain")
+    domain = schema.resolver("domain").get(label)
+    core_row = {**row, "domain": domain} if domain is not None and (label is None or isinstance(label, str)) else row
     return records.normalise(core_row, n_images, columns=schema.fields, answer_format=schema.answer_format or "auto")

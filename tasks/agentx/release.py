@@ -1,19 +1,21 @@
 """Agent-X release loading (plugin): `data.json` + `files/` of a located release -> the checked document rows.
 
 Owns reading `data.json` (UTF-8 and JSON errors naming the file; keys repeated at the top level or inside one
-record are detected: Python's json would keep the LAST copy silently), the release schema (`SCHEMA`,
-`adapters.release_schema`: a release that renamed the record keys loads with a `lmms_agentic_schema.yaml` next to the
-data, or a file named by `LMMS_AGENTIC_SCHEMA_AGENTX`, e.g. `fields: {query: question}`; no code edit), bad-record
-screening (`adapters.bad_records`: ONE error lists every unusable record and every repeated key; with
-`LMMS_AGENTIC_SKIP_BAD_RECORDS=1` they are excluded instead, of a repeated key the FIRST copy is kept) and the media
-integrity checks.  Each record is normalised by the core (`core/records.py`), which reads it through the schema's
-keys.
+record are detected: Python's json would keep the LAST copy silently; an entry nesting deeper than Python's json
+reads is set aside and reported as a bad record, a file nesting that deep outside every record is named), the
+release schema (`SCHEMA`, `adapters.release_schema`: a release that renamed the record keys loads with a
+`lmms_agentic_schema.yaml` next to the data, or a file named by `LMMS_AGENTIC_SCHEMA_AGENTX`, e.g.
+`fields: {query: question}`; no code edit), bad-record screening (`adapters.bad_records`: ONE error lists every
+unusable record and every repeated key; with `LMMS_AGENTIC_SKIP_BAD_RECORDS=1` they are excluded instead, of a
+repeated key the FIRST copy is kept) and the media integrity checks.  Each record is normalised by the core
+(`core/records.py`), which reads it through the schema's keys.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,11 +28,15 @@ from lmms_agentic.adapters.release_schema import OVERRIDE_FILE, ReleaseSchema, R
 from lmms_agentic.tasks.agentx.core.records import (
     BENCHMARK,
     FIELDS,
+    MAX_NESTING,
     PUBLISHED_KEYS,
+    check_nesting,
+    field_label,
     is_record_shaped,
     normalise,
     record_error,
     row_order,
+    too_deep,
 )
 
 DATA_FILE = "data.json"
@@ -55,6 +61,8 @@ class RawRelease:
     entries: dict[str, Any]
     repeated_keys: tuple[str, ...] = ()
     """Top-level keys seen more than once, once per extra occurrence."""
+    too_deep: Mapping[str, str] = field(default_factory=dict)
+    """Keys of the entries set aside (read as null) because they nest too deep for Python's json -> the field."""
 
     @property
     def occurrences(self) -> int:
@@ -85,13 +93,71 @@ def read_data_json(folder: Path) -> RawRelease:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise ValueError(f"{path} is not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start} (line {line}) "
                          "cannot be decoded; re-save the file as UTF-8") from None
+    deep: dict[str, str] = {}
     try:
-        data = json.loads(text, object_pairs_hook=pairs_hook)
+        try:
+            data = json.loads(text, object_pairs_hook=pairs_hook)
+        except RecursionError:  # some entry nests deeper than Python's json reads: set it aside, read the rest
+            text, deep = _without_deep_entries(text, path)
+            data = json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    except RecursionError:
+        raise _file_too_deep(path) from None
     if not isinstance(data, _JsonObject):
         raise ValueError(f"{path} must map task keys to records, got {type(data).__name__}")
-    return RawRelease(path, dict(data), tuple(data.repeated))
+    return RawRelease(path, dict(data), tuple(data.repeated), deep)
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{},]')
+_TEXT_NESTING = MAX_NESTING + 3
+"""Levels in data.json text past which an entry is set aside: the file's object, the entry's list and the record's
+object come before a record field's own MAX_NESTING levels."""
+
+
+def _file_too_deep(path: Path) -> ValueError:
+    return ValueError(f"{path} nests lists or objects more than {_TEXT_NESTING} levels deep outside any record; it "
+                      "is not a release's data.json (download the release's file again)")
+
+
+def _without_deep_entries(text: str, path: Path) -> tuple[str, dict[str, str]]:
+    """`text` with every top-level entry that nests more than _TEXT_NESTING levels replaced by null, and those
+    entries' keys -> the record field where the nesting went too deep ("<record>" outside any field).  Scans the
+    text's strings and brackets without recursion; deep nesting outside every entry (the whole file a list of lists)
+    is a `ValueError` naming the file."""
+    depth, key, field_name, top_is_object = 0, "", "<record>", False
+    expect_key = expect_field = entry_deep = False
+    start, deep_field, spans = 0, "", []
+    deep: dict[str, str] = {}
+    for token in _TOKENS.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            if depth == 1:
+                top_is_object, expect_key = mark == "{", mark == "{"
+            elif depth == 2:
+                start, field_name, entry_deep = token.start(), "<record>", False
+            elif depth == 3 and mark == "{":
+                expect_field = True
+            if depth > _TEXT_NESTING:
+                if not top_is_object or depth <= 2:
+                    raise _file_too_deep(path)
+                if not entry_deep:
+                    entry_deep, deep_field = True, field_name
+        elif mark in "]}":
+            if depth == 2 and entry_deep:
+                spans.append((start, token.end()))
+                deep.setdefault(key, deep_field)
+            depth -= 1
+        elif mark == ",":
+            expect_key, expect_field = expect_key or depth == 1, expect_field or depth == 3
+        elif depth == 1 and expect_key:
+            key, expect_key = json.loads(mark), False
+        elif depth == 3 and expect_field:
+            field_name, expect_field = json.loads(mark), False
+    for begin, end in reversed(spans):
+        text = text[:begin] + "null" + text[end:]
+    return text, deep
 
 
 def _repeated_keys(value: Any, path: str) -> list[str]:
@@ -206,6 +272,9 @@ def load(folder: Path, generative_ids: Collection[str], schema: ResolvedSchema |
 
     def convert(item: tuple[str, Any]) -> dict[str, Any]:
         key = str(item[0])
+        if key in raw.too_deep:
+            raise record_error(key, field_label(raw.too_deep[key], keys), too_deep())
+        check_nesting(key, item[1], keys)
         check_no_repeated_keys(key, item[1])
         row = normalise(key, item[1], generative_ids, keys)
         if media_root is not None:

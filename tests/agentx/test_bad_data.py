@@ -22,8 +22,10 @@ from ..bad_data import (
     copy_mini,
     drop_record_field,
     edit_json,
+    fifo,
     garbage,
     half,
+    nested_list,
     nothing,
     params,
     remove_file,
@@ -32,6 +34,8 @@ from ..bad_data import (
     run_skip,
     set_record,
     truncated_faststart,
+    without_frames,
+    zeroed_payload,
 )
 
 BENCHMARK = "agentx"
@@ -78,11 +82,19 @@ def _long_query(docs: datasets.Dataset) -> None:
     messages = hooks.doc_to_messages(doc, {**KWARGS, "system_role": True})
     text = messages[1]["content"][-1]["text"]
     assert MB.strip() in text and len(text) > 1_000_000
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 120  # a hang guard with a wide margin
 
 
 def _all_rows(docs: datasets.Dataset) -> None:
     assert len(docs) == ROWS
+
+
+def _deep_steps(depth: int) -> Callable[[Path], None]:
+    """Record "4"'s reasoning_steps nested ``depth`` lists deep."""
+    def edit(data: dict[str, Any], folder: Path) -> bytes:
+        data["4"][0]["reasoning_steps"] = "DEEP"
+        return json.dumps(data).replace('"DEEP"', nested_list(depth)).encode()
+    return edit_json(edit)
 
 
 FILE_PATH = r"record '0', field 'file_path(\[0\])?': "
@@ -131,6 +143,27 @@ CASES = [
          (r"record '4', field 'query': must be a non-empty string, got a int",), "4", skip=True),
     Case("extra_field", set_record("4", "comment", "unused"), "loads", check=_all_rows),
     Case("one_megabyte_query", set_record("6", "query", MB), "loads", check=_long_query),
+    # paths and files outside the data
+    Case("symlink_loop", both(_symlink("loop.jpg", "loop.jpg"), set_record("0", "file_path", "loop.jpg")),
+         "media_error", (FILE_PATH + r"media path 'loop\.jpg' is a symbolic link loop",), "0", skip=True),
+    Case("image_fifo", both(fifo("files/pipe.jpg"), set_record("0", "file_path", "pipe.jpg")), "media_error",
+         (FILE_PATH + r"media path 'pipe\.jpg' is not a regular file \(a named pipe\)",), "0", skip=True),
+    # media that pass a structure check and fail once frames are decoded
+    Case("zeroed_video_payload", change_file("files/AgentX_1.mp4", zeroed_payload), "media_error", (VIDEO1,), "1",
+         skip=True, load_match=(VIDEO1_RECORD, VIDEO1 + r" is corrupt: its first frame cannot be decoded")),
+    Case("video_without_frames", without_frames("files/AgentX_1.mp4"), "media_error", (VIDEO1,), "1", skip=True,
+         load_match=(VIDEO1_RECORD, VIDEO1 + r" (holds no video frames|has no video)")),
+    # hostile or odd files
+    Case("data_json_nested_100000_deep", _raw(lambda data: nested_list(100_000).encode()), "load_error",
+         (r"data\.json nests lists or objects more than \d+ levels deep",)),
+    Case("reasoning_steps_3000_deep", _deep_steps(3000), "load_error",
+         (r"record '4', field 'reasoning_steps': nests lists or objects more than \d+ levels deep",), "4",
+         skip=True),
+    Case("reasoning_steps_600_deep", _deep_steps(600), "load_error",
+         (r"record '4', field 'reasoning_steps': nests lists or objects more than \d+ levels deep",), "4",
+         skip=True),
+    Case("reasoning_steps_a_string", set_record("4", "reasoning_steps", "x"), "load_error",
+         (r"record '4', field 'reasoning_steps': expected a list .*got the string 'x'",), "4", skip=True),
 ]
 
 

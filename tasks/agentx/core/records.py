@@ -14,7 +14,8 @@ that is not a string (or either missing) makes the released judge scripts raise 
 item leaves every judged mean: here it is kept, and `judge_blocker` says why no judge call is made (every judged
 metric is then unscored, `judging.NOT_JUDGEABLE`); a record that cannot be used at all (not a one-element list
 holding an object, an empty or non-string `query` or `file_path`, `reasoning_steps` not a list, a `final_answer`
-neither {value, ...} nor a string) raises `RecordError` naming the record and the field.
+neither {value, ...} nor a string, a field nesting lists or objects more than `MAX_NESTING` levels deep) raises
+`RecordError` naming the record and the field.
 
 Generative tasks are identified by key (`release_data.GENERATIVE_IDS`, passed in), never by row position.
 """
@@ -33,6 +34,9 @@ FIELDS = ("query", "file_path", "query_type", "tool_metadata", "reasoning_steps"
 """The published record keys, which are also the canonical field names."""
 PUBLISHED_KEYS: Mapping[str, str] = {name: name for name in FIELDS}
 """Canonical field -> the record key it is read from, as published (a schema override passes its own)."""
+MAX_NESTING = 100
+"""Levels of lists and objects one field of a record may nest (far beyond any record's shape; deeper values make
+Python's json and every recursive reader fail)."""
 _ABSENT = object()
 
 
@@ -50,7 +54,49 @@ def _describe(value: object) -> str:
         return "missing"
     if value is None:
         return "null"
-    return f"a {type(value).__name__}" if not isinstance(value, str) else "an empty string"
+    if not isinstance(value, str):
+        return f"a {type(value).__name__}"
+    if not value.strip():
+        return "an empty string" if not value else "a blank string"
+    return f"the string {value[:40]!r}" + (f" ({len(value)} characters)" if len(value) > 40 else "")
+
+
+def nesting_depth(value: object, limit: int) -> int:
+    """Levels of lists and objects in `value` (a scalar has 0), counted without recursion and only up to `limit` + 1
+    (past it the value is too deep anyway)."""
+    deepest = 0
+    stack = [(value, 1)] if isinstance(value, (list, dict)) else []
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            break
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (list, dict)))
+    return deepest
+
+
+def too_deep(limit: int = 0) -> str:
+    """The problem of a value nesting past `limit` (MAX_NESTING by default) levels."""
+    return f"nests lists or objects more than {limit or MAX_NESTING} levels deep; correct the record"
+
+
+def field_label(raw_key: str, keys: Mapping[str, str] = PUBLISHED_KEYS) -> str:
+    """How errors name the field read from record key `raw_key` (its canonical name, with the key when renamed)."""
+    canonical = {raw: name for name, raw in keys.items()}.get(raw_key)
+    return _label(canonical, keys) if canonical is not None else raw_key
+
+
+def check_nesting(key: str, value: object, keys: Mapping[str, str] = PUBLISHED_KEYS) -> None:
+    """Raise a `RecordError` naming the field of record `key` that nests more than MAX_NESTING levels (readers of
+    the record, Python's json and the checks here included, would otherwise fail with a bare RecursionError)."""
+    fields: list[tuple[str, object]] = [("<record>", value)]
+    if isinstance(value, list) and is_record_shaped(value):
+        fields = [(str(raw_key), item) for raw_key, item in value[0].items()]
+    for raw_key, item in fields:
+        if nesting_depth(item, MAX_NESTING) > MAX_NESTING:
+            name = field_label(raw_key, keys) if raw_key != "<record>" else raw_key
+            raise record_error(key, name, too_deep())
 
 
 def unwrap_steps(steps: object) -> tuple[list[dict[str, Any]], list[int]] | None:
