@@ -11,6 +11,10 @@ Modes (`parse_mode`):
 - `perm<k>`  — k seeded random permutations; the identity is always permutation 0, the other k-1 are distinct
   non-identity orders drawn with `random.Random(f"{seed}|{group_id}")` (the same on every machine and process).
   When fewer than k orders exist, all of them are used.
+- `random<k>` — k distinct seeded random permutations with no order assumed: the identity is neither forced nor
+  excluded (AgentVQA's App. F study: "5 distinct seeded random permutations"; the unpermuted order is the base
+  task's own run). Drawn with `random.Random(f"{seed}|random|{group_id}")`. Order 0 is then the first random order,
+  so there `orig_acc` is the accuracy under that order and `flip_rate` compares with it (see permutation_metrics).
 
 A permutation is a tuple `perm` over the *shown* option slots: the option shown at slot i is the one that was at
 slot `perm[i]` originally. Empty option slots (RoboVista's missing choices) stay where they are and are never
@@ -43,22 +47,35 @@ CHANGED = ("id", "options", "gold_index", "answer", "metadata_json")
 
 
 def parse_mode(mode: str) -> tuple[str, int | None]:
-    """`circular` -> ("circular", None); `perm5` -> ("perm", 5)."""
+    """`circular` -> ("circular", None); `perm5` -> ("perm", 5); `random5` -> ("random", 5)."""
     if mode == "circular":
         return "circular", None
-    match = re.fullmatch(r"perm(\d+)", mode)
-    if match and int(match.group(1)) >= 2:
-        return "perm", int(match.group(1))
-    raise ValueError(f"unknown permutation mode {mode!r}: use 'circular' or 'perm<k>' with k >= 2")
+    match = re.fullmatch(r"(perm|random)(\d+)", mode)
+    if match and int(match.group(2)) >= 2:
+        return match.group(1), int(match.group(2))
+    raise ValueError(f"unknown permutation mode {mode!r}: use 'circular', 'perm<k>' or 'random<k>' with k >= 2")
 
 
 def slot_permutations(n_shown: int, mode: str, group_id: str, seed: int = DEFAULT_SEED) -> list[Permutation]:
-    """The orders of `n_shown` options for one question; the identity comes first."""
+    """The orders of `n_shown` options for one question; the identity comes first (not in `random<k>`)."""
     kind, k = parse_mode(mode)
     identity = tuple(range(n_shown))
     if kind == "circular":
         return [tuple((i + r) % n_shown for i in range(n_shown)) for r in range(n_shown)]
     assert k is not None
+    if kind == "random":
+        draw = random.Random(f"{seed}|random|{group_id}")
+        if math.factorial(n_shown) <= k:
+            every = list(itertools.permutations(range(n_shown)))
+            draw.shuffle(every)
+            return every
+        drawn: list[Permutation] = []
+        while len(drawn) < k:
+            order = list(range(n_shown))
+            draw.shuffle(order)
+            if tuple(order) not in drawn:
+                drawn.append(tuple(order))
+        return drawn
     if math.factorial(n_shown) <= k:
         return [identity, *(p for p in itertools.permutations(range(n_shown)) if p != identity)]
     rng = random.Random(f"{seed}|{group_id}")

@@ -8,6 +8,8 @@ Environment variables (all optional; precedence: explicit argument > variable > 
 
 =====================================  ==========================================================================
 LMMS_AGENTIC_JUDGE_PRESET              a preset name (``gpt-4o``, ``qwen3-14b-local``): base URL, model, temperature
+LMMS_AGENTIC_JUDGE_DECODING            a preset's decoding: ``pinned`` (default: dated snapshot, temperature 0) or
+                                       ``as_released`` (what the benchmark's released judge scripts sent)
 LMMS_AGENTIC_JUDGE_BASE_URL            OpenAI-compatible base URL (``.../v1``); a full ``.../chat/completions``
                                        URL is used as is.  Separate from the evaluated model's endpoint.
 LMMS_AGENTIC_JUDGE_MODEL               model name sent to the server (prefer a dated snapshot)
@@ -15,8 +17,10 @@ LMMS_AGENTIC_JUDGE_API_KEY             key; optional for local servers; sent as 
 LMMS_AGENTIC_JUDGE_API_VERSION         Azure-style: adds ``?api-version=...`` and sends the key as ``api-key``
 LMMS_AGENTIC_JUDGE_CACHE               cache directory (default ``~/.cache/lmms_agentic/judge``; ``off`` disables)
 LMMS_AGENTIC_JUDGE_CONCURRENCY         parallel requests in ``judge_many`` (default 16)
-LMMS_AGENTIC_JUDGE_TIMEOUT             per-request timeout in seconds (default 60; httpx applies it to the
-                                       connect, each read, the write and the pool wait)
+LMMS_AGENTIC_JUDGE_TIMEOUT             total deadline of one HTTP attempt in seconds, from connecting to the
+                                       last byte of the reply (default 60; a finite number > 0, at most 86400)
+LMMS_AGENTIC_JUDGE_MAX_REPLY_BYTES     largest reply body accepted, in bytes (default 1048576); a larger reply
+                                       is a failed call (transport_error, not retried, not cached)
 LMMS_AGENTIC_JUDGE_MAX_RETRIES         retries after the first attempt (default 4)
 LMMS_AGENTIC_JUDGE_BACKOFF             base backoff delay in seconds (default 1; doubles per retry, jittered)
 LMMS_AGENTIC_JUDGE_MIN_COVERAGE        scored fraction below which coverage warns (default 0.95)
@@ -27,17 +31,28 @@ LMMS_AGENTIC_JUDGE_BREAKER_SECONDS     ... and for at least this many seconds wi
 LMMS_AGENTIC_JUDGE_BREAKER_COOLDOWN    seconds between single probe requests while the breaker is open (default 60)
 =====================================  ==========================================================================
 
-Temperature is an argument only (default 0; presets pin 0): no variable can silently change sampling.
+Temperature is an argument only (default 0; presets pin 0): no variable can silently change sampling.  The one
+exception is declared and recorded: ``LMMS_AGENTIC_JUDGE_DECODING=as_released`` swaps a preset's pinned settings for
+the released scripts' own (Agent-X: the GPT script calls the undated alias ``gpt-4o`` with no temperature, i.e. the
+API default 1.0; the Qwen script samples with Qwen3-14B's generation defaults, temperature 0.6, top_p 0.95, top_k
+20); ``describe()`` and every result carry the decoding and the temperature.  Pinned is the default because a rerun
+then asks the same question of the same model and gets (nearly) the same score; as released reproduces the
+published judge's conditions, run-to-run variance included.
 
 Secrets: the key lives in a ``Secret`` (never printed); ``describe()`` also masks credentials written into the base
-URL (``https://user:***@host``, ``?key=***``), so a key pasted into the URL does not reach the logs either.
+URL (``https://user:***@host``, ``?key=***``), so a key pasted into the URL does not reach the logs either.  Every
+number is checked when the configuration is built (NaN, infinities and out-of-range values are refused in one line
+naming the variable), so ``JudgeClient.judge`` never meets a setting it cannot use.  Removing secrets from replies
+and files by value is ``secrets.py``'s.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import os
 import re
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,6 +60,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "DECODINGS",
     "DEFAULT_CACHE_DIR",
     "ENV",
     "PRESETS",
@@ -66,7 +82,12 @@ ENV = MappingProxyType({
     "backoff_base": _PREFIX + "BACKOFF", "min_coverage": _PREFIX + "MIN_COVERAGE",
     "strict_coverage": _PREFIX + "STRICT_COVERAGE", "breaker_threshold": _PREFIX + "BREAKER",
     "breaker_window": _PREFIX + "BREAKER_SECONDS", "breaker_cooldown": _PREFIX + "BREAKER_COOLDOWN",
+    "max_reply_bytes": _PREFIX + "MAX_REPLY_BYTES", "decoding": _PREFIX + "DECODING",
 })
+DECODINGS = ("pinned", "as_released")
+"""Judge decoding of a preset: its pinned settings (default) or the released judge scripts' settings."""
+MAX_TIMEOUT = 86_400.0
+"""Largest accepted timeout (a day): larger values overflow the socket layer's timers."""
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 _OFF = {"", "0", "off", "none", "false", "no"}
 
@@ -116,7 +137,8 @@ def mask_url(url: str) -> str:
 
 @dataclass(frozen=True)
 class JudgePreset:
-    """A named judge: a dated model snapshot at a base URL, temperature 0."""
+    """A named judge: a dated model snapshot at a base URL, temperature 0 (``pinned``), and the settings the
+    released judge scripts used with it (``as_released``: their model name, temperature and extra fields)."""
 
     name: str
     model: str
@@ -125,17 +147,36 @@ class JudgePreset:
     extra_body: Mapping[str, Any] = field(default_factory=dict)
     """Extra request fields (e.g. vLLM ``chat_template_kwargs``)."""
     description: str = ""
+    released_model: str = ""
+    released_temperature: float = 0.0
+    released_extra_body: Mapping[str, Any] = field(default_factory=dict)
+
+    def settings(self, decoding: str) -> dict[str, Any]:
+        """Model, temperature and extra request fields under ``decoding`` (``pinned`` or ``as_released``)."""
+        if decoding not in DECODINGS:
+            raise ValueError(f"{ENV['decoding']}={decoding!r}: expected one of {', '.join(DECODINGS)}")
+        if decoding == "as_released":
+            return {"model": self.released_model or self.model, "temperature": self.released_temperature,
+                    "extra_body": self.released_extra_body}
+        return {"model": self.model, "temperature": self.temperature, "extra_body": self.extra_body}
 
 
 PRESETS: Mapping[str, JudgePreset] = MappingProxyType({
+    # as released: Agent-X's evaluation/run_eval_gpt_as_judge.py sends model "gpt-4o" and no temperature (the API
+    # default, 1.0); evaluation/run_eval_qwen_as_judge.py samples with the checkpoint's generation defaults.
     "gpt-4o": JudgePreset(
         "gpt-4o", "gpt-4o-2024-08-06", "https://api.openai.com/v1",
         description="OpenAI GPT-4o pinned to the 2024-08-06 snapshot (Agent-X's GPT judge, pinned)",
+        released_model="gpt-4o", released_temperature=1.0,
     ),
     "qwen3-14b-local": JudgePreset(
         "qwen3-14b-local", "Qwen/Qwen3-14B", "http://127.0.0.1:8000/v1",
         extra_body=MappingProxyType({"chat_template_kwargs": MappingProxyType({"enable_thinking": False})}),
         description="Qwen3-14B on a local vLLM server (`vllm serve Qwen/Qwen3-14B --port 8000`), thinking off",
+        released_temperature=0.6,
+        released_extra_body=MappingProxyType({
+            "top_p": 0.95, "top_k": 20,
+            "chat_template_kwargs": MappingProxyType({"enable_thinking": False})}),
     ),
 })
 
@@ -148,6 +189,10 @@ def get_preset(name: str) -> JudgePreset:
         close = difflib.get_close_matches(name, list(PRESETS), n=3, cutoff=0.4)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         raise KeyError(f"unknown judge preset {name!r}{hint} (known: {', '.join(sorted(PRESETS))})") from None
+
+
+def _env_hint(name: str) -> str:
+    return f"set by {ENV[name]} or the JudgeConfig argument" if name in ENV else "a JudgeConfig argument"
 
 
 def env_flag(value: str, name: str) -> bool:
@@ -165,9 +210,12 @@ def _number(env: Mapping[str, str], key: str, kind: type[int] | type[float]) -> 
     if not raw:
         return None
     try:
-        return kind(raw)
+        value = kind(raw)
     except ValueError:
         raise ValueError(f"{ENV[key]}={raw!r} is not a valid {kind.__name__}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{ENV[key]}={raw!r} is not a finite number; set a plain number such as 60 or unset it")
+    return value
 
 
 @dataclass(frozen=True)
@@ -180,6 +228,8 @@ class JudgeConfig:
     api_version: str | None = None
     preset: str | None = None
     temperature: float = 0.0
+    decoding: str = "pinned"
+    """``pinned`` or ``as_released`` (a preset's released settings; see the module docstring)."""
     max_tokens: int = 1024
     timeout: float = 60.0
     max_retries: int = 4
@@ -199,18 +249,33 @@ class JudgeConfig:
     limit, answered again a second later, does not open the breaker; 401/403/404/405/407 need no time)."""
     breaker_cooldown: float = 60.0
     """While open, one probe request (a single attempt) is let through this often; an answer closes the breaker."""
+    max_reply_bytes: int = 1_048_576
+    """Largest reply body accepted (after decompression); a larger one is a failed call, never stored."""
 
     def __post_init__(self) -> None:
         if isinstance(self.api_key, str):
             object.__setattr__(self, "api_key", Secret(self.api_key) if self.api_key else None)
         if self.base_url is not None:
             object.__setattr__(self, "base_url", self.base_url.strip().rstrip("/") or None)
-        if self.timeout <= 0 or self.concurrency < 1 or self.max_retries < 0 or self.backoff_base < 0:
-            raise ValueError("timeout must be > 0, concurrency >= 1, max_retries >= 0, backoff_base >= 0")
+        for name in ("timeout", "backoff_base", "backoff_max", "retry_after_max", "breaker_window",
+                     "breaker_cooldown", "min_coverage", "temperature"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise ValueError(f"judge setting {name}={value!r} is not a finite number ({_env_hint(name)})")
+        if not 0 < self.timeout <= MAX_TIMEOUT:
+            raise ValueError(f"judge setting timeout={self.timeout!r}: must be > 0 and at most {MAX_TIMEOUT:g} "
+                             f"seconds ({_env_hint('timeout')})")
+        if self.concurrency < 1 or self.max_retries < 0 or self.backoff_base < 0 or self.max_reply_bytes < 1:
+            raise ValueError("judge settings: concurrency >= 1, max_retries >= 0, backoff_base >= 0 and "
+                             f"max_reply_bytes >= 1 are needed, got {self.concurrency}, {self.max_retries}, "
+                             f"{self.backoff_base}, {self.max_reply_bytes}")
         if not 0.0 <= self.min_coverage <= 1.0:
             raise ValueError(f"min_coverage must be in [0, 1], got {self.min_coverage}")
         if self.breaker_threshold < 0 or self.breaker_window < 0 or self.breaker_cooldown < 0:
             raise ValueError("breaker_threshold, breaker_window and breaker_cooldown must be >= 0")
+        if self.decoding not in DECODINGS:
+            raise ValueError(f"judge decoding {self.decoding!r}: expected one of {', '.join(DECODINGS)} "
+                             f"({ENV['decoding']})")
 
     @property
     def key(self) -> str | None:
@@ -227,7 +292,10 @@ class JudgeConfig:
         """The chat-completions URL."""
         if not self.base_url:
             raise ValueError("no judge base URL configured")
-        return self.base_url if self.base_url.endswith("/chat/completions") else self.base_url + "/chat/completions"
+        parts = urllib.parse.urlsplit(self.base_url)  # (a query, e.g. ?api_key=..., stays after the path)
+        path = parts.path.rstrip("/")
+        path = path if path.endswith("/chat/completions") else path + "/chat/completions"
+        return urllib.parse.urlunsplit(parts._replace(path=path))
 
     @property
     def cache_path(self) -> Path | None:
@@ -252,7 +320,7 @@ class JudgeConfig:
         """One-line summary for logs (no key, only whether one is set)."""
         base_url = redact(mask_url(self.base_url), [self.api_key]) if self.base_url else None
         return (f"judge model={self.model!r} base_url={base_url!r} preset={self.preset!r} "
-                f"temperature={self.temperature} api_version={self.api_version!r} "
+                f"decoding={self.decoding} temperature={self.temperature} api_version={self.api_version!r} "
                 f"key={'set' if self.key else 'unset'} cache={str(self.cache_path) if self.cache_path else 'off'} "
                 f"concurrency={self.concurrency} timeout={self.timeout}s retries={self.max_retries} "
                 f"breaker={self._breaker_text()}")
@@ -279,10 +347,14 @@ class JudgeConfig:
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}
         preset_name = overrides.get("preset") or env.get(ENV["preset"], "").strip() or None
+        decoding = overrides.get("decoding") or env.get(ENV["decoding"], "").strip().lower() or "pinned"
         if preset_name:
             preset = get_preset(preset_name)
-            values.update(preset=preset.name, base_url=preset.base_url, model=preset.model,
-                          temperature=preset.temperature, extra_body=preset.extra_body)
+            values.update(preset=preset.name, base_url=preset.base_url, decoding=decoding,
+                          **preset.settings(decoding))
+        elif decoding != "pinned":
+            raise ValueError(f"{ENV['decoding']}={decoding!r} needs a judge preset ({ENV['preset']}="
+                             f"{' or '.join(PRESETS)}): the released scripts' settings are known only for those")
         for key in ("base_url", "model", "api_key", "api_version"):
             raw = env.get(ENV[key], "").strip()
             if raw:
@@ -292,7 +364,7 @@ class JudgeConfig:
             values["cache_dir"] = None if raw.lower() in _OFF else raw
         for key, kind in (("concurrency", int), ("max_retries", int), ("timeout", float),
                           ("backoff_base", float), ("min_coverage", float), ("breaker_threshold", int),
-                          ("breaker_window", float), ("breaker_cooldown", float)):
+                          ("breaker_window", float), ("breaker_cooldown", float), ("max_reply_bytes", int)):
             number = _number(env, key, kind)
             if number is not None:
                 values[key] = number

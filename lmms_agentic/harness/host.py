@@ -9,7 +9,8 @@ before it builds its `TaskManager`. `register()` is that entry point: it registe
 wraps `TaskManager.initialize_tasks` so that our task folder is appended to every task index.
 
 Two more adjustments, made at the same moment and under the same guard:
-- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "data"}}` to every results file:
+- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "lmms_eval", "data"}}` to every
+  results file (lmms-eval's release beside ours, since its `lmms_eval_version` is the launch folder's git commit);
   what data each of our benchmarks actually used (Hub id and resolved commit, or local path and fingerprint; rows,
   excluded records, schema override; `adapters.provenance`).
 - `ConfigurableTask.download` (which runs `process_docs`) is wrapped by lmms-eval in a retry of 5 attempts (2 s
@@ -260,16 +261,27 @@ def _record_data_in_results() -> None:
 
         used = provenance.used()
         if used:
-            results["lmms_agentic"] = {"version": __version__, "data": used}
+            results["lmms_agentic"] = {"version": __version__, "lmms_eval": _lmms_eval_version(), "data": used}
         return original(self, results, *args, **kwargs)
 
     setattr(save_results_aggregated, _WRAPPED_MARKER, True)
     EvaluationTracker.save_results_aggregated = save_results_aggregated
 
 
+def _lmms_eval_version() -> str:
+    """lmms-eval's installed release (its own `lmms_eval_version` is the git commit of the launch folder)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("lmms_eval")
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
 def register() -> list[Any]:
     """`lmms_eval.models` entry point: adds our task folder to the task index and registers the offline
-    test model `agentic_scripted` (lmms_agentic.harness.offline_model).
+    test model `agentic_scripted` (lmms_agentic.harness.offline_model) and `agentic_vllm` (vLLM with the presets'
+    `enable_thinking` / `system_role` settings, lmms_agentic.presets.vllm_chat).
 
     lmms-eval swallows exceptions from entry points, so nothing here may raise: any surprise is
     reported as a single warning with the `--include_path` fallback.
@@ -283,4 +295,5 @@ def register() -> list[Any]:
     except Exception:  # another host version: the model is an extra, the tasks are what matter
         return []
     return [ModelManifest(model_id="agentic_scripted",
-                          simple_class_path="lmms_agentic.harness.offline_model.ScriptedChoice")]
+                          simple_class_path="lmms_agentic.harness.offline_model.ScriptedChoice"),
+            ModelManifest(model_id="agentic_vllm", chat_class_path="lmms_agentic.presets.vllm_chat.AgenticVLLM")]

@@ -9,6 +9,9 @@ reference rows no preset can reproduce) is in its own ``tasks/<name>/benchmark.j
 This module reads and validates them (``PresetError`` names the file and the key), and turns a preset into what
 lmms-eval takes: ``--model``, ``--model_args`` (``model_args``) and ``--gen_kwargs`` (``gen_kwargs``). API keys are
 never part of the model arguments: ``key_env`` names the environment variable that holds the key.
+For the Slurm sweep it also gives one job's ``resources`` (GPUs from the backend; time, CPUs and memory from a
+file's ``defaults.resources`` or the preset's own); ``presets.served`` turns a vLLM backend into ``vllm serve``
+options and the OpenAI-client arguments of a run against that server.
 ``python -m lmms_agentic presets`` lists them. Nothing is read at import time.
 """
 
@@ -21,10 +24,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BACKENDS", "HF_BACKENDS", "Backend", "Preset", "PresetError", "all_presets", "backend_for",
+__all__ = ["BACKENDS", "HF_BACKENDS", "Backend", "Preset", "PresetError", "Resources", "all_presets", "backend_for",
            "cpu_model_args", "execute", "for_run", "gen_kwargs", "get", "listing", "main", "model_args",
-           "parse_model_args",
-           "protocols", "task_for", "unreproducible"]
+           "parse_model_args", "protocols", "resources", "task_for", "unreproducible"]
 
 BACKENDS = ("vllm", "hf", "api", "dummy")
 """Backend kinds, in the order `reproduce` prefers them."""
@@ -33,6 +35,9 @@ HF_BACKENDS = ("qwen2_5_vl", "qwen3_vl", "llava_hf")
 KINDS = ("open", "api", "baseline", "smoke")
 PRESET_FILES = ("open.yaml", "api.yaml", "baselines.yaml")
 TINY_PREFIX = "tiny_vlm:"
+RESOURCE_KEYS = ("hours", "cpus", "mem_gb")
+"""Keys of a ``resources`` mapping (a file's ``defaults`` or one preset's): the Slurm time limit, CPU cores and
+memory of one job; unset CPU and memory follow the GPUs (8 cores and 64 GB per GPU, else 4 cores and 16 GB)."""
 
 
 class PresetError(ValueError):
@@ -84,6 +89,23 @@ class Preset:
     gen_kwargs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: str = ""
     source: str = ""
+    resources: Mapping[str, int] = field(default_factory=dict)
+    """``resources`` of the file's defaults, overridden by the preset's own (see ``RESOURCE_KEYS``)."""
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one Slurm job of a preset asks for."""
+
+    gpus: int
+    hours: int
+    cpus: int
+    mem_gb: int
+
+    @property
+    def time(self) -> str:
+        """The ``--time`` value (hours:minutes:seconds)."""
+        return f"{self.hours}:00:00"
 
 
 def _read(name: str) -> Any:
@@ -111,7 +133,9 @@ def _backend(kind: str, raw: Any, defaults: Mapping[str, Any], weights: str, whe
     args: dict[str, Any] = {**_mapping(defaults.get(kind), f"{where} defaults")}
     if kind == "vllm":
         args.update({k: v for k, v in spec.items()})
-        return Backend("vllm", "vllm", weights, args)
+        # enable_thinking / system_role: lmms-eval's vllm backend has neither; presets/vllm_chat.py adds them
+        vllm_model = "agentic_vllm" if {"enable_thinking", "system_role"} & set(args) else "vllm"
+        return Backend("vllm", vllm_model, weights, args)
     if kind == "hf":
         model = spec.get("model")
         if model not in HF_BACKENDS:
@@ -126,6 +150,16 @@ def _backend(kind: str, raw: Any, defaults: Mapping[str, Any], weights: str, whe
         return Backend("api", "openai", weights, args, key_env=str(spec["key_env"]),
                        reasoning_effort=None if effort is None else str(effort))
     return Backend("dummy", "dummy", weights, dict(spec))
+
+
+def _resources(raw: Any, where: str) -> dict[str, int]:
+    found = _mapping(raw, where)
+    for key, value in found.items():
+        if key not in RESOURCE_KEYS:
+            raise PresetError(f"{where}: unknown key {key!r} (expected {', '.join(RESOURCE_KEYS)})")
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise PresetError(f"{where}.{key} must be a positive whole number, got {value!r}")
+    return dict(found)
 
 
 def _preset(name: str, raw: Any, defaults: Mapping[str, Any], source: str) -> Preset:
@@ -148,7 +182,9 @@ def _preset(name: str, raw: Any, defaults: Mapping[str, Any], source: str) -> Pr
                   reasoning=bool(data.get("reasoning", False)), verified=bool(data.get("verified", True)),
                   tasks={b: dict(v) for b, v in _mapping(data.get("tasks"), where).items()},
                   gen_kwargs={b: dict(v) for b, v in _mapping(data.get("gen_kwargs"), where).items()},
-                  notes=str(data.get("notes", "")), source=source)
+                  notes=str(data.get("notes", "")), source=source,
+                  resources={**_resources(defaults.get("resources"), f"presets/{source}: defaults.resources"),
+                             **_resources(data.get("resources"), f"{where}.resources")})
 
 
 @functools.cache
@@ -242,6 +278,15 @@ def model_args(backend: Backend, world_size: int = 1, weights: str | None = None
             args["reasoning_effort"] = backend.reasoning_effort
         return _format(args)
     return _format(dict(backend.args))
+
+
+def resources(preset: Preset, backend_name: str | None = None) -> Resources:
+    """GPUs (the backend's), time, CPUs and memory of one Slurm job running ``preset``."""
+    gpus = backend_for(preset, backend_name).gpus
+    hours = int(preset.resources.get("hours", 24 if gpus >= 8 else 12 if gpus else 4))
+    cpus = int(preset.resources.get("cpus", 8 * gpus if gpus else 4))
+    memory = int(preset.resources.get("mem_gb", 64 * gpus if gpus else 16))
+    return Resources(gpus=gpus, hours=hours, cpus=cpus, mem_gb=memory)
 
 
 def cpu_model_args(backend: Backend, weights: str) -> str:

@@ -33,8 +33,8 @@ from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
 from lmms_agentic.adapters.samples import loop_check, response_text
 from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import release
-from lmms_agentic.tasks.agentx.core import metrics, release_data
-from lmms_agentic.tasks.agentx.core.prompt import Prompt, VideoFile, build_prompt, simple_text
+from lmms_agentic.tasks.agentx.core import metrics, release_data, script_protocols
+from lmms_agentic.tasks.agentx.core.prompt import Prompt, VideoFile, simple_text
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK
 from lmms_agentic.tasks.agentx.core.scoring import gt_answer, judge_gt, score_trace
 from lmms_agentic.tasks.agentx.core.trace import PARSE_FAILURES, parse_trace
@@ -102,6 +102,30 @@ def docs_generative(placeholder: datasets.Dataset) -> datasets.Dataset:
     return select_where(all_docs(), "is_generative", True)
 
 
+def _with_protocol(docs: datasets.Dataset, protocol: str) -> datasets.Dataset:
+    """The documents with the prompt protocol every hook and the sample record read (`prompt_protocol`)."""
+    script_protocols.get(protocol)
+    return docs.add_column("prompt_protocol", [protocol] * len(docs))
+
+
+def _protocol_docs(protocol: str, generative: bool) -> Any:
+    def process_docs(placeholder: datasets.Dataset) -> datasets.Dataset:
+        return _with_protocol(select_where(all_docs(), "is_generative", generative), protocol)
+
+    process_docs.__name__ = f"docs_{'generative' if generative else 'text_answer'}_{protocol}"
+    process_docs.__doc__ = f"process_docs of the `{protocol}` script protocol's {process_docs.__name__[5:]} task."
+    return process_docs
+
+
+# process_docs of the authors' per-model script protocols (tasks agentx_script_<protocol>_*; core/script_protocols.py)
+docs_text_answer_gpt, docs_generative_gpt = _protocol_docs("gpt", False), _protocol_docs("gpt", True)
+docs_text_answer_gemini, docs_generative_gemini = _protocol_docs("gemini", False), _protocol_docs("gemini", True)
+docs_text_answer_qwen, docs_generative_qwen = _protocol_docs("qwen", False), _protocol_docs("qwen", True)
+docs_text_answer_gemma, docs_generative_gemma = _protocol_docs("gemma", False), _protocol_docs("gemma", True)
+docs_text_answer_pixtral, docs_generative_pixtral = _protocol_docs("pixtral", False), _protocol_docs("pixtral", True)
+docs_text_answer_kimi, docs_generative_kimi = _protocol_docs("kimi", False), _protocol_docs("kimi", True)
+
+
 # --------------------------------------------------------------------------- prompt and visuals
 
 def _media(doc: Mapping[str, Any], index: int) -> Path:
@@ -117,16 +141,34 @@ def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
     return decoded_once((BENCHMARK, doc["id"]), load)
 
 
+def protocol_of(doc: Mapping[str, Any]) -> script_protocols.ScriptProtocol:
+    """The prompt protocol of `doc`'s task: `paper` unless the task's process_docs names a script protocol."""
+    return script_protocols.get(str(doc.get("prompt_protocol") or script_protocols.PAPER))
+
+
+def _video_settings(protocol: script_protocols.ScriptProtocol, kwargs: Mapping[str, Any]) -> tuple[str, int]:
+    mode, count = str(kwargs["video_mode"]), int(kwargs["n_frames"])
+    plan = protocol.video
+    if protocol.name != script_protocols.PAPER and (mode, count) != (plan.mode, plan.count):
+        raise ValueError(f"agentx prompt protocol {protocol.name!r} samples video as video_mode={plan.mode}, "
+                         f"n_frames={plan.count} (its script's); the task sets {mode}, {count}: restore them, or use "
+                         "the paper protocol (task agentx) for other video settings")
+    if mode not in ("frames", "native"):
+        raise ValueError(f"video_mode must be 'frames' or 'native', got {mode!r}")
+    return mode, count
+
+
 def prompt(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> Prompt:
-    """The core's prompt of `doc` on the decoded images, the sampled video frames or the video path."""
+    """The core's prompt of `doc` (its protocol's) on the decoded images, the sampled video frames or the video."""
+    protocol = protocol_of(doc)
     if doc["media_type"] != "video":
-        return build_prompt(doc["query"], _images(doc))
+        return script_protocols.build_script_prompt(protocol, doc["query"], _images(doc))
     path = _media(doc, 0)
-    if kwargs["video_mode"] == "native":
-        return build_prompt(doc["query"], VideoFile(str(path)))
-    if kwargs["video_mode"] == "frames":
-        return build_prompt(doc["query"], frames.sample_frames(path, int(kwargs["n_frames"])).frames, frames=True)
-    raise ValueError(f"video_mode must be 'frames' or 'native', got {kwargs['video_mode']!r}")
+    mode, count = _video_settings(protocol, kwargs)
+    if mode == "native":
+        return script_protocols.build_script_prompt(protocol, doc["query"], VideoFile(str(path)))
+    sampled = frames.sample_frames(path, count, rule=protocol.video.frame_rule(doc["media"][0]))
+    return script_protocols.build_script_prompt(protocol, doc["query"], sampled.frames, frames=True)
 
 
 def segments(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[str | Image.Image]:
@@ -144,6 +186,8 @@ def doc_to_messages(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[s
             content.append({"type": "video", "url": part.path})
         else:
             content.append({"type": "text", "text": part})
+    if not built.system:
+        return [{"role": "user", "content": content}]
     if not lmms_eval_specific_kwargs.get("system_role", True):
         content.insert(0, {"type": "text", "text": built.system})
         return [{"role": "user", "content": content}]
@@ -157,8 +201,12 @@ def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str
 
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> str:
-    """Simple backends: the system message (the instruction and a blank line), then the query."""
-    return simple_text(doc["query"])
+    """Simple backends: the system message (the instruction and a blank line), then the query; a script protocol's
+    system message (if any), then its user turn's texts."""
+    protocol = protocol_of(doc)
+    if protocol.name == script_protocols.PAPER:
+        return simple_text(doc["query"])
+    return script_protocols.simple_text(prompt(doc, lmms_eval_specific_kwargs))
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> str:
@@ -189,6 +237,7 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True) -> di
         "gt_skipped_steps": list(doc.get("skipped_steps") or []),
         "loop": loop_check(response, answered=trace.failure not in PARSE_FAILURES),
         "not_judged": blocker or None,
+        "prompt_protocol": protocol_of(doc).describe(),
         "judge_style": style_for(default_client().config) if judge and not blocker else None,
     }
 

@@ -131,7 +131,7 @@ def test_unexpected_host_version_warns_once_with_the_fallback(monkeypatch: pytes
 
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "9.9.9")
     with caplog.at_level(logging.WARNING, logger="lmms_agentic"):
-        assert [m.model_id for m in host.register()] == ["agentic_scripted"]  # the model is still offered
+        assert [m.model_id for m in host.register()] == ["agentic_scripted", "agentic_vllm"]  # still offered
     warnings = [r.getMessage() for r in caplog.records]
     assert len(warnings) == 1
     assert "9.9.9" in warnings[0] and "--include_path" in warnings[0] and "tasks-dir" in warnings[0]

@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from lmms_agentic.adapters.reference import ReferenceRow, load_reference, numerators, printed_as, rows_for, single
+from lmms_agentic.tasks.robovista.core.records import ABILITY_SPLIT
 
 DOMAINS = ("agriculture", "autonomous_driving", "domestic", "industrial_manufacturing", "surgical_robotics",
            "open_datasets")
+PLANNING_TYPES = tuple(label for label, split in ABILITY_SPLIT.items() if split == "PL")  # Table V's four
 TABLE_I_D = {"agriculture": 62, "autonomous_driving": 20, "domestic": 76, "industrial_manufacturing": 126,
              "surgical_robotics": 46, "open_datasets": 144}
 # Per-domain perception / planning denominators behind the appendix deltas [derived: each column's deltas are
@@ -248,7 +250,7 @@ def test_dataset_statistics_add_up(rows: list[ReferenceRow]) -> None:
     assert printed_as(single(rows, model="dataset", metric="images_per_question"), Fraction(_stat(rows, "count_images"),
                                                                                            474))
     assert sum(_stat(rows, f"count_domain_{d}") for d in DOMAINS) == 474
-    assert _stat(rows, "count_perception") + sum(_stat(rows, f"count_planning_part_{i}") for i in range(1, 5)) == 474
+    assert _stat(rows, "count_perception") + sum(_stat(rows, f"count_ability_{a}") for a in PLANNING_TYPES) == 474
 
 
 def test_fig4_task_table_adds_up_to_table_v_and_table_ii(rows: list[ReferenceRow]) -> None:
