@@ -11,7 +11,11 @@ Modules (importing this package creates no client, reads no environment and open
 * ``rubric``       ``JsonObjectParser`` for multi-dimension JSON rubric replies (``Number``, ``Text``, ``Choice``).
 * ``client``       ``JudgeClient.judge`` / ``judge_many`` (OpenAI-compatible HTTP, retries, concurrency, cache,
                    a circuit breaker: a judge that is down makes the rest unscored as ``judge_unavailable``).
-* ``cache``        ``JudgeCache``: one atomic, checksummed file per content-hash key, safe for many processes.
+* ``cache``        ``JudgeCache``: one atomic file per content-hash key, HMAC-checked with the cache's own key
+                   file, safe for many processes.
+* ``secrets``      every secret the process knows (judge and model keys, URL credentials) and ``Redactor``,
+                   which removes them by value from what is written.
+* ``transport``    one HTTP exchange under a total deadline and a reply-size cap.
 * ``coverage``     ``coverage_summary`` / ``judged_mean`` / ``judged_coverage``: means over scored items beside
                    the scored fraction, with a loud warning (or error) on low coverage.
 * ``mcq_fallback`` rules-first MCQ extraction with an opt-in judge fallback (``LMMS_AGENTIC_MCQ_JUDGE=1``).
@@ -37,6 +41,7 @@ from .coverage import CoveragePolicy, JudgeCoverageError, coverage_summary, judg
 from .fencing import DATA_NOTICE, fence, strip_data_blocks
 from .parsers import AnyOf, ChoiceParser, Parsed, ReplyParser, ScoreParser, YesNoParser, looks_like_refusal
 from .result import (
+    AMBIGUOUS,
     JUDGE_UNAVAILABLE,
     NOT_CONFIGURED,
     PARSE_FAILURE,
@@ -49,6 +54,7 @@ from .rubric import Choice, JsonObjectParser, Number, Text
 from .templates import JudgeRequest, PromptTemplate
 
 __all__ = [
+    "AMBIGUOUS",
     "DATA_NOTICE",
     "JUDGE_UNAVAILABLE",
     "NOT_CONFIGURED",

@@ -15,15 +15,22 @@ locks, degrade one entry at a time, can be inspected with ``cat`` and pruned wit
 most an ignored ``.tmp-*`` file.  Cost: one small file per judge call (a full Agent-X run is ~10k files), sharded
 over 256 sub-directories.
 
-Integrity: every entry carries ``checksum``, the SHA-256 of its own canonical JSON (sorted keys, ASCII, compact)
-without that field, and files are written as ASCII JSON (``ensure_ascii``), so any stray byte is detectable.
-An entry is served only if the file decodes, is a JSON object of the current ``format``, names its own ``key``,
-holds a ``raw_reply`` string, its checksum matches, and (when the caller says what it expects) its template id,
-version, digest and requested model are the request's.  Anything else -- a non-UTF-8 or truncated file (power
-loss), a hand-edited entry, an entry of an older format (format 1 had no checksum), another request's answer --
-is logged (the first few at WARNING), counted as ``corrupt`` and treated as a miss: the client asks the judge
-again and the next answer atomically replaces the file.  Only replies that parsed are stored (the client never
-caches transport errors, refusals, parse failures or ``judge_unavailable``).  Entries hold no headers and no key.
+Integrity: every entry carries ``checksum``, an HMAC-SHA256 of its own canonical JSON (sorted keys, ASCII, compact)
+without that field, keyed with the cache's own secret: 32 random bytes in ``<root>/.hmac-key`` (hex, mode 0600,
+created atomically by the first writer; several ranks sharing the folder share it).  Files are written as ASCII
+JSON (``ensure_ascii``), so any stray byte is detectable.  An entry is served only if the file decodes, is a JSON
+object of the current ``format``, names its own ``key``, holds a ``raw_reply`` string, its checksum matches under
+this cache's key, and (when the caller says what it expects) its template id, version, digest and requested model
+are the request's.  Anything else -- a non-UTF-8 or truncated file (power loss), a hand-edited entry (also one whose
+checksum was recomputed: a plain hash anyone can redo, a keyed one only the holder of the key file), an entry copied
+in from another cache (another key), every entry once the key file is gone, an entry of an older format (format 2
+had an unkeyed SHA-256, format 1 none), another request's answer -- is logged (the first few at WARNING), counted
+as ``corrupt`` and treated as a miss: the client asks the judge again and the next answer atomically replaces the
+file.  What the key does not protect against: someone who can read ``.hmac-key`` (the cache's owner) can sign any
+entry; the cache is an integrity check, not a security boundary against its owner.  To share a cache between users,
+share the folder with its key file.  Only replies that parsed are stored (the client never caches transport
+errors, refusals, ambiguous or unparsable replies, or ``judge_unavailable``).  Entries hold no headers and no key,
+and the client removes every known secret from a reply before it is stored.
 Files are written without fsync: a killed process cannot leave a partial entry (the temporary file is ignored);
 a power loss can, and it then fails its checksum.
 """
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import logging
 import os
@@ -44,19 +52,22 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CACHE_FORMAT", "CacheStats", "JudgeCache", "entry_checksum"]
+__all__ = ["CACHE_FORMAT", "KEY_FILE", "CacheStats", "JudgeCache", "entry_checksum"]
 
 log = logging.getLogger(__name__)
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
+KEY_FILE = ".hmac-key"
+_SECRET = re.compile(rb"[0-9a-f]{64}")
 _KEY = re.compile(r"[0-9a-f]{64}")
 _LOUD_CORRUPT = 5  # damaged entries logged at WARNING per cache object; later ones at DEBUG
 
 
-def entry_checksum(record: Mapping[str, Any]) -> str:
-    """SHA-256 of ``record`` without its ``checksum`` field, over canonical JSON (sorted keys, ASCII, compact)."""
+def entry_checksum(record: Mapping[str, Any], secret: bytes) -> str:
+    """HMAC-SHA256 under ``secret`` of ``record`` without its ``checksum`` field, over canonical JSON (sorted keys,
+    ASCII, compact)."""
     payload = {k: v for k, v in record.items() if k != "checksum"}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return "sha256:" + hashlib.sha256(blob.encode("ascii")).hexdigest()
+    return "hmac-sha256:" + hmac.new(secret, blob.encode("ascii"), hashlib.sha256).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -82,6 +93,8 @@ class JudgeCache:
         self._lock = threading.Lock()
         self._counts = {"hits": 0, "misses": 0, "writes": 0, "corrupt": 0}
         self._warned_old_format = False
+        self._secret: bytes | None = None
+        self._warned_key = False
 
     def __repr__(self) -> str:
         return f"JudgeCache({str(self.root)!r})"
@@ -91,6 +104,55 @@ class JudgeCache:
         if not _KEY.fullmatch(key):
             raise ValueError(f"cache keys are 64 hex digits, got {key!r}")
         return self.root / key[:2] / f"{key}.json"
+
+    @property
+    def key_file(self) -> Path:
+        """The file holding this cache's HMAC key."""
+        return self.root / KEY_FILE
+
+    def _load_secret(self, create: bool) -> bytes | None:
+        """This cache's HMAC key; created (atomically: first writer wins) when ``create``.  None when there is
+        none yet or the key file is damaged (then every entry is a miss and writes fail with the fix)."""
+        if self._secret is not None:
+            return self._secret
+        path = self.key_file
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            if not create:
+                return None
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-key-")  # (mode 0600)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(os.urandom(32).hex().encode("ascii"))
+                try:
+                    os.link(tmp, path)  # atomic, and never replaces the key another rank made first
+                except FileExistsError:
+                    pass
+                except OSError:  # a file system without hard links
+                    if not path.exists():
+                        os.replace(tmp, path)
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+            data = path.read_bytes()
+        secret = data.strip()
+        if not _SECRET.fullmatch(secret):
+            if not self._warned_key:
+                self._warned_key = True
+                log.warning("judge cache: the key file %s is damaged; delete it (every entry is then re-requested "
+                            "once and signed with a new key)", path)
+            return None
+        self._secret = secret
+        return secret
+
+    def checksum(self, record: Mapping[str, Any]) -> str:
+        """``record``'s checksum under this cache's key (creating the key file if needed)."""
+        secret = self._load_secret(create=True)
+        if secret is None:
+            raise ValueError(f"the judge cache key file {self.key_file} is damaged: delete it")
+        return entry_checksum(record, secret)
 
     def _count(self, name: str) -> None:
         with self._lock:
@@ -128,12 +190,16 @@ class JudgeCache:
             return self._corrupt(Path(file), f"format {entry.get('format')!r}, not {CACHE_FORMAT}", old=True)
         if entry.get("key") != key or not isinstance(entry.get("raw_reply"), str):
             return self._corrupt(Path(file), "key mismatch or missing raw_reply")
+        secret = self._load_secret(create=False)
+        if secret is None:
+            return self._corrupt(Path(file), f"no usable key file {KEY_FILE} beside it (copied from another cache?)")
         try:
-            intact = entry.get("checksum") == entry_checksum(entry)
-        except ValueError:  # NaN/Infinity cannot be in an entry this module wrote
+            intact = hmac.compare_digest(str(entry.get("checksum")), entry_checksum(entry, secret))
+        except (ValueError, TypeError):  # NaN/Infinity or a non-ASCII checksum: not an entry this module wrote
             intact = False
         if not intact:
-            return self._corrupt(Path(file), "checksum mismatch (edited or damaged)")
+            return self._corrupt(Path(file), "checksum mismatch under this cache's key (edited, damaged or copied "
+                                             "from another cache)")
         for field, value in (expect or {}).items():
             if entry.get(field) != value:
                 return self._corrupt(Path(file), f"{field} is {entry.get(field)!r}, the request's is {value!r}")
@@ -174,7 +240,7 @@ class JudgeCache:
         path = self.path(key)
         record = {**entry, "format": CACHE_FORMAT, "key": key, "written_at": time.time()}
         record.pop("checksum", None)
-        record["checksum"] = entry_checksum(record)
+        record["checksum"] = self.checksum(record)
         data = json.dumps(record, ensure_ascii=True, sort_keys=True, allow_nan=False).encode("ascii")
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

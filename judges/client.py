@@ -19,10 +19,15 @@ WARNING line).  Unscored results are never cached, so a later run asks for them 
 Never raises for judge trouble: every transport, refusal or parse problem (a wrong URL or a key http cannot send
 included) becomes an unscored result (lmms-eval re-runs ``process_results`` on an exception, repeating every judge
 call).  Template errors (missing fields) do raise: they are programming errors.  Nothing is created at import; the
-``httpx.Client`` is built on first use.  The key travels only in request headers; every detail string is scrubbed
-(the key, also as escaped in reprs, and URL credentials) before it is cut to length or stored, and a logging filter
-on the ``httpx``/``httpcore`` loggers scrubs their records too (their INFO line shows the URL, their DEBUG trace the
-response headers, where some servers echo the key).
+``httpx.Client`` is built on first use (``transport.py``: a total deadline per attempt, a cap on the reply size).
+
+Secrets (``secrets.py``): the key travels only in request headers.  Every secret the process knows -- the judge key,
+the evaluated model's key where it is in the environment, credentials written into URLs -- is removed by value
+from everything the client hands on: the reply itself (a judge that echoes the ``Authorization`` header or the
+model's key leaves ``***`` in ``raw_reply``, in the parsed fields and in the cache entry), the reported model name,
+every detail string (before it is cut to length), and, through a logging filter, the records of the
+``httpx``/``httpcore`` loggers (their INFO line shows the URL, their DEBUG trace the response headers).  A cache
+entry written before this rule that still holds a secret is not served: it is re-requested and replaced.
 """
 
 from __future__ import annotations
@@ -43,11 +48,13 @@ from typing import Any
 import httpx
 from tqdm import tqdm
 
+from . import secrets as known
 from .cache import JudgeCache
-from .config import PRESETS, JudgeConfig, mask_url, redact
+from .config import PRESETS, JudgeConfig, mask_url
 from .parsers import looks_like_refusal
-from .result import JUDGE_UNAVAILABLE, NOT_CONFIGURED, PARSE_FAILURE, REFUSAL, TRANSPORT_ERROR, JudgeResult
+from .result import AMBIGUOUS, JUDGE_UNAVAILABLE, NOT_CONFIGURED, PARSE_FAILURE, REFUSAL, TRANSPORT_ERROR, JudgeResult
 from .templates import JudgeRequest, PromptTemplate
+from .transport import ReplyTooLarge, build_http, exchange
 
 __all__ = ["JudgeClient", "default_client", "request_key", "reset_default_client"]
 
@@ -59,23 +66,22 @@ _KEY_VERSION = 1
 _LOUD_FAILURES = 5  # transport failures logged at WARNING per client; later ones at DEBUG
 
 
-_SECRETS: set[str] = set()
+_LOG_REDACTOR = known.Redactor(())
 _SECRETS_LOCK = threading.Lock()
 _LIBRARY_LOGGERS = ("httpx", "httpcore", "httpcore.connection", "httpcore.connection_pool", "httpcore.http11",
                     "httpcore.http2", "httpcore.proxy", "httpcore.socks", "hpack")
 
 
 class _ScrubSecrets(logging.Filter):
-    """Removes every judge key this process uses, and URL credentials, from records of the HTTP libraries."""
+    """Removes every secret this process knows, and URL credentials, from records of the HTTP libraries."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        with _SECRETS_LOCK:
-            secrets = sorted(_SECRETS, key=len, reverse=True)
+        redactor = _LOG_REDACTOR
         try:
             message = record.getMessage()
         except Exception:  # a malformed record is the logging module's business
             return True
-        clean = redact(mask_url(message), secrets)
+        clean = redactor.text(mask_url(message))
         if clean != message:
             record.msg, record.args = clean, ()
         return True
@@ -84,15 +90,19 @@ class _ScrubSecrets(logging.Filter):
 _SCRUB = _ScrubSecrets()
 
 
-def _protect(key: str | None) -> None:
-    """Register ``key`` (and its escaped forms) with the library-log filter, installed once per process."""
+def _protect(*values: str | None) -> known.Redactor:
+    """Register keys and URLs with the process's secrets and install the library-log filter (once per process);
+    returns a redactor for every secret known now."""
+    global _LOG_REDACTOR
+    known.register(*values)
+    redactor = known.redactor()
     with _SECRETS_LOCK:
-        if key:
-            _SECRETS.update({key, key.encode("unicode_escape").decode("ascii"), repr(key)[1:-1]})
+        _LOG_REDACTOR = redactor
         for name in _LIBRARY_LOGGERS:
             logger = logging.getLogger(name)
             if _SCRUB not in logger.filters:
                 logger.addFilter(_SCRUB)
+    return redactor
 
 
 def request_key(template: PromptTemplate, model: str, body: Mapping[str, Any]) -> str:
@@ -217,14 +227,14 @@ class _Breaker:
             return self._streak, now - self._since
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    ms = response.headers.get("retry-after-ms")
+def _retry_after(headers: httpx.Headers) -> float | None:
+    ms = headers.get("retry-after-ms")
     if ms:
         try:
             return max(0.0, float(ms) / 1000.0)
         except ValueError:
             pass
-    value = response.headers.get("retry-after")
+    value = headers.get("retry-after")
     if not value:
         return None
     try:
@@ -237,10 +247,10 @@ def _retry_after(response: httpx.Response) -> float | None:
         return max(0.0, when.timestamp() - time.time())
 
 
-def _decode(response: httpx.Response) -> _Reply:
+def _decode(body: bytes) -> _Reply:
     try:
-        data = response.json()
-    except ValueError:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
         raise _Failure("response body is not valid JSON (malformed or truncated)", retryable=True) from None
     try:
         choice = data["choices"][0]
@@ -278,7 +288,7 @@ class JudgeClient:
         self._warned_unconfigured = False
         cfg = self.config
         self._breaker = _Breaker(cfg.breaker_threshold, cfg.breaker_window, cfg.breaker_cooldown)
-        _protect(cfg.key)
+        self._redactor = _protect(cfg.key, cfg.base_url)
         log.info("%s", self.config.describe())
         model = self.config.model
         if model and self.config.preset is None and model in PRESETS and PRESETS[model].model != model:
@@ -292,9 +302,7 @@ class JudgeClient:
     def _client(self) -> httpx.Client:
         with self._lock:
             if self._http is None:
-                limits = httpx.Limits(max_connections=self.config.concurrency,
-                                      max_keepalive_connections=self.config.concurrency)
-                self._http = httpx.Client(timeout=httpx.Timeout(self.config.timeout), limits=limits)
+                self._http = build_http(self.config.timeout, self.config.concurrency)
             return self._http
 
     def close(self) -> None:
@@ -372,22 +380,26 @@ class JudgeClient:
             attempts = attempt
             self._count("http_requests")
             try:
-                response = self._client().post(cfg.endpoint, json=body, headers=cfg.headers(), params=cfg.params())
-                if response.status_code != 200:
-                    text = self._scrub(response.text)[:300].replace("\n", " ")  # scrub, then cut
-                    raise _Failure(f"HTTP {response.status_code}: {text}",
-                                   retryable=response.status_code in _RETRY_STATUS,
-                                   retry_after=_retry_after(response),
-                                   answered=response.status_code in _ANSWERED_STATUS,
-                                   permanent=response.status_code in _PERMANENT_STATUS)
-                reply = _decode(response)
+                response = exchange(self._client(), cfg.endpoint, json=body, headers=cfg.headers(),
+                                    params=cfg.params(), timeout=cfg.timeout, max_bytes=cfg.max_reply_bytes)
+                if response.status != 200:
+                    text = self._scrub(response.text())[:300].replace("\n", " ")  # scrub, then cut
+                    raise _Failure(f"HTTP {response.status}: {text}",
+                                   retryable=response.status in _RETRY_STATUS,
+                                   retry_after=_retry_after(response.headers),
+                                   answered=response.status in _ANSWERED_STATUS,
+                                   permanent=response.status in _PERMANENT_STATUS)
+                reply = self._clean(_decode(response.body))
             except _Failure as err:
                 failure = err
+            except ReplyTooLarge as err:  # the server works; this reply is the problem (and would be again)
+                failure = _Failure(f"{err} (LMMS_AGENTIC_JUDGE_MAX_REPLY_BYTES)", retryable=False, answered=True)
             except httpx.TimeoutException as err:
-                failure = _Failure(f"timeout after {cfg.timeout}s ({err.__class__.__name__})", retryable=True)
+                failure = _Failure(f"timeout after {cfg.timeout}s in all ({err.__class__.__name__})",
+                                   retryable=True)
             except httpx.HTTPError as err:
                 failure = _Failure(f"{err.__class__.__name__}: {err}", retryable=True)
-            except (httpx.InvalidURL, UnicodeError, ValueError) as err:  # the request cannot even be built
+            except (httpx.InvalidURL, UnicodeError, ValueError, OverflowError) as err:  # the request cannot be built
                 failure = _Failure(f"the request cannot be sent ({err.__class__.__name__}: {err}); check "
                                    "LMMS_AGENTIC_JUDGE_BASE_URL and the characters of LMMS_AGENTIC_JUDGE_API_KEY",
                                    retryable=False, permanent=True)
@@ -411,10 +423,14 @@ class JudgeClient:
         return _Outcome(None, detail, attempts)
 
     def _scrub(self, text: str) -> str:
-        """``text`` without the key (also as escaped in reprs and byte strings) and without URL credentials."""
-        key = self.config.key
-        forms = [key, key.encode("unicode_escape").decode("ascii"), repr(key)[1:-1]] if key else []
-        return redact(mask_url(text), forms)
+        """``text`` without any known secret (in its escaped forms too) and without URL credentials."""
+        return self._redactor.text(mask_url(text))
+
+    def _clean(self, reply: _Reply) -> _Reply:
+        """``reply`` with every known secret removed from its text fields (see the module docstring)."""
+        text = self._redactor.text
+        return _Reply(*(text(v) if isinstance(v, str) else v
+                        for v in (reply.content, reply.refusal, reply.finish_reason, reply.model)))
 
     def _answered(self) -> None:
         refused = self._breaker.answered()
@@ -465,12 +481,14 @@ class JudgeClient:
             return self._result(prepared, score=None, unscored_reason=PARSE_FAILURE, raw_reply=None,
                                 detail=f"empty reply (finish_reason={reply.finish_reason})", **common)
         parsed = prepared.request.template.parser(reply.content)
+        if parsed.ambiguous:
+            return self._result(prepared, score=None, unscored_reason=AMBIGUOUS, raw_reply=reply.content,
+                                detail=self._scrub(parsed.error or "ambiguous verdict"), **common)
         if not parsed.ok:
             refused = looks_like_refusal(reply.content)
             detail = parsed.error if reply.finish_reason != "length" else f"{parsed.error} (finish_reason=length)"
             return self._result(prepared, score=None, unscored_reason=REFUSAL if refused else PARSE_FAILURE,
-                                raw_reply=reply.content,
-                                detail=redact(detail or "", [self.config.api_key]), **common)
+                                raw_reply=reply.content, detail=self._scrub(detail or ""), **common)
         if not cached and self.cache is not None and prepared.key is not None:
             template = prepared.request.template
             try:
@@ -482,7 +500,7 @@ class JudgeClient:
                 })
             except (OSError, ValueError) as err:  # a full or read-only disk must not fail the evaluation
                 log.warning("judge cache: could not store an answer under %s (%s)", self.cache.root,
-                            redact(str(err), [self.config.api_key]))
+                            self._scrub(str(err)))
         return self._result(prepared, score=parsed.score, dimensions=dict(parsed.dimensions), label=parsed.label,
                             fields=dict(parsed.fields), raw_reply=reply.content, **common)
 
@@ -499,10 +517,14 @@ class JudgeClient:
             return None
         model = entry.get("model_reported")
         finish = entry.get("finish_reason")
-        reply = _Reply(entry["raw_reply"], None, finish if isinstance(finish, str) else None,
-                       model if isinstance(model, str) else None)
+        stored = _Reply(entry["raw_reply"], None, finish if isinstance(finish, str) else None,
+                        model if isinstance(model, str) else None)
+        reply = self._clean(stored)
+        if reply != stored:  # written before secrets were removed from replies: ask again, replace the entry
+            self.cache.discard(prepared.key, "it holds a secret (a key or URL credential echoed by the judge)")
+            return None
         result = self._from_reply(prepared, reply, attempts=0, cached=True)  # (parses the reply once)
-        if not result.scored and result.unscored_reason in (PARSE_FAILURE, REFUSAL):
+        if not result.scored and result.unscored_reason in (PARSE_FAILURE, REFUSAL, AMBIGUOUS):
             self.cache.discard(prepared.key, "its reply does not parse under the template's parser")
             return None
         return result

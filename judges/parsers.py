@@ -7,8 +7,10 @@ The JSON/rubric parser lives in ``rubric.py``.
 Every parser reads only the judge's reply (never the prompt) after ``clean_reply``: a leading
 ``<think>...</think>`` block and any echoed fenced data block (see ``fencing.py``) are removed first.
 Parsers never pick a digit or word out of prose: a score needs its label ("Score: 4"), a yes/no verdict must
-be a whole line ("Yes", "**No.**", "Verdict: yes"), a letter must be the whole reply.  Anything else, and any
-reply that states two different verdicts, is a parse failure with a reason in ``Parsed.error``.
+be a whole line ("Yes", "**No.**", "Verdict: yes"), a letter must be the whole reply.  Anything else is a parse
+failure with a reason in ``Parsed.error``; a reply that states two different verdicts ("Score: 0.2 ... Score: 0.9",
+a "Yes" line and a "No" line) is *ambiguous* (``Parsed.ambiguous``; the client's unscored reason ``ambiguous``), and
+``AnyOf`` stops there: no later parser may pick one of the verdicts.
 A parser never raises on odd input and never evaluates reply text.
 
 Cost: linear in the reply, whatever it holds (1 MB of prose, of "*", of "{" or of repeated lines; measured by
@@ -37,6 +39,7 @@ __all__ = [
     "ReplyParser",
     "ScoreParser",
     "YesNoParser",
+    "ambiguous",
     "clean_reply",
     "looks_like_refusal",
 ]
@@ -56,6 +59,8 @@ class Parsed:
     """Other parsed JSON fields (e.g. a justification)."""
     error: str | None = None
     """Why the reply did not parse; None on success."""
+    ambiguous: bool = False
+    """The reply states several verdicts that disagree (``error`` says which)."""
 
     @property
     def ok(self) -> bool:
@@ -64,6 +69,11 @@ class Parsed:
 
 def _fail(reason: str) -> Parsed:
     return Parsed(error=reason)
+
+
+def ambiguous(reason: str) -> Parsed:
+    """A reply with several verdicts that disagree: unscored as ambiguous."""
+    return Parsed(error=f"ambiguous: {reason}", ambiguous=True)
 
 
 @runtime_checkable
@@ -206,7 +216,7 @@ class ScoreParser:
         if not values:
             return _fail("no score found")
         if len(set(values)) > 1:
-            return _fail(f"conflicting scores {sorted(set(values))}")
+            return ambiguous(f"conflicting scores {sorted(set(values))}")
         value = values[0]
         if not math.isfinite(value) or not self.low <= value <= self.high:
             return _fail(f"score {_fmt(value)} outside [{_fmt(self.low)}, {_fmt(self.high)}]")
@@ -217,6 +227,8 @@ class ScoreParser:
         return Parsed(score=value)
 
 
+# The tail after the number (up to 16 characters, read by ``_read``) stops before a label's first letter, so it never
+# swallows the next label: "Score: 0.2 Score: 0.9" yields both values (and is ambiguous).
 # The label, case-insensitive, as "(?<![\w])['"]?(?:label)\b['"]?[\s*_]*[:=]..." did it.  The pattern starts at the
 # label's first letter (a class of its cases, so the engine skips ahead in C) instead of at an optional quote: a
 # match exists exactly when the label follows no word character, and the quote is in no group.
@@ -229,10 +241,14 @@ def _score_pattern(labels: tuple[str, ...]) -> re.Pattern[str]:
         return _FOLDS.get(letter.lower(), letter.lower() + letter.upper())
 
     first = "".join(sorted({c for w in labels for c in cases(w[0])}))
+    # after the number: one character of any kind (a letter there makes the score unreadable), then up to 16 that
+    # cannot start a label; a label starting with "o" must still let "out of" through (slower, but exact)
+    after = (rf"[{first}]?[^\n{first}]{{0,16}}" if "o" not in first.lower()
+             else rf"[{first}]?(?:out\s+of|[^\n{first}]|(?<=\w)[{first}]){{0,16}}")
     words = "|".join(f"(?<=[{cases(w[0])}])" + re.escape(w[1:]).replace(r"\ ", r"\s+") for w in labels)
     return re.compile(
         rf"[{first}](?<!\w.)(?i:(?:{words})\b['\"]?[\s*_]*[:=][\s*_`'\"]*"
-        rf"(?P<tail>{_NUMBER}[^\n]{{0,16}})?)"
+        rf"(?P<tail>{_NUMBER}{after})?)"
     )
 
 
@@ -296,7 +312,7 @@ class YesNoParser:
         if not verdicts:
             return _fail("no yes/no verdict line")
         if len(verdicts) > 1:
-            return _fail("conflicting yes/no verdicts")
+            return ambiguous("conflicting yes/no verdicts")
         yes = verdicts.pop()
         return Parsed(score=1.0 if yes else 0.0, label=(self.yes if yes else self.no)[0])
 
@@ -367,7 +383,7 @@ class AnyOf:
         errors: list[str] = []
         for parser in self.parsers:
             parsed = parser(reply)
-            if parsed.ok:
+            if parsed.ok or parsed.ambiguous:
                 return parsed
             errors.append(parsed.error or "?")
         return _fail(" / ".join(errors) or "no parsers")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 __all__ = [
+    "AMBIGUOUS",
     "JUDGE_UNAVAILABLE",
     "NOT_CONFIGURED",
     "PARSE_FAILURE",
@@ -34,7 +35,10 @@ NOT_CONFIGURED: Final = "not_configured"
 JUDGE_UNAVAILABLE: Final = "judge_unavailable"
 """Not sent (or given up mid-retry): the client's circuit breaker had opened after a run of consecutive transport
 failures, so the judge was treated as down for the rest of the run.  Never cached: a later run asks again."""
-UNSCORED_REASONS: Final = (PARSE_FAILURE, TRANSPORT_ERROR, REFUSAL, NOT_CONFIGURED, JUDGE_UNAVAILABLE)
+AMBIGUOUS: Final = "ambiguous"
+"""The judge answered with more than one verdict that disagree ("Score: 0.2 ... Score: 0.9", two JSON objects with
+different scores, one object naming its score key twice, "Yes" and "No" lines): no verdict is picked."""
+UNSCORED_REASONS: Final = (PARSE_FAILURE, AMBIGUOUS, TRANSPORT_ERROR, REFUSAL, NOT_CONFIGURED, JUDGE_UNAVAILABLE)
 
 
 @dataclass(frozen=True)

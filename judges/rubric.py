@@ -24,6 +24,9 @@ characters and no real reply comes near them; measured in perf/parsers.py):
                              (parsing Python is ~100x slower than JSON), and only on spans that can be a dict
                              literal (they hold a ":", or nothing but blanks, comments and line continuations).
 Deeply nested JSON (RecursionError in ``json.loads``) counts as undecodable, like every other decoding error.
+Ambiguous (``Parsed.ambiguous``, the client's unscored reason ``ambiguous``): an object that names one key twice with
+different values (``{"Score": 0.1, "Score": 0.9}``: ``json.loads`` would keep the last, a reader the first), and a
+reply with several top-level objects that differ (``{"Score": 0.2} {"Score": 0.9}``).
 ``find_objects`` (a public helper) keeps no bounds but the span size unless it is given them.
 """
 
@@ -37,13 +40,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .parsers import Parsed, clean_reply
+from .parsers import Parsed, ambiguous, clean_reply
 
 __all__ = [
     "MAX_LITERAL_CHARS",
     "MAX_OBJECT_CHARS",
     "MAX_SCAN_TOKENS",
     "MAX_SPANS",
+    "AmbiguousObject",
     "Choice",
     "JsonObjectParser",
     "Number",
@@ -163,9 +167,34 @@ def _may_be_dict_literal(chunk: str) -> bool:
     return ":" in chunk or "#" in chunk or _DICT_LITERAL_FILLER.fullmatch(chunk, 1, len(chunk) - 1) is not None
 
 
+class AmbiguousObject(ValueError):
+    """A decoded object names the same key twice with different values."""
+
+
+def _unique_pairs(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    found: dict[Any, Any] = {}
+    for key, value in pairs:
+        if key in found and found[key] != value:
+            raise AmbiguousObject(f"key {str(key)[:40]!r} given twice with different values")
+        found[key] = value
+    return found
+
+
+def _literal(chunk: str) -> Any:
+    """``ast.literal_eval`` of ``chunk``, refusing dict displays that repeat a key with different values."""
+    tree = ast.parse(chunk.strip(), mode="eval")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            _unique_pairs([(ast.literal_eval(k), ast.dump(v)) for k, v in zip(node.keys, node.values, strict=True)
+                           if k is not None])
+    return ast.literal_eval(tree.body)
+
+
 def _decode(chunk: str, python_literals: bool, max_literal_chars: int | None) -> Any:
     try:
-        return json.loads(chunk)
+        return json.loads(chunk, object_pairs_hook=_unique_pairs)
+    except AmbiguousObject:
+        raise
     except (ValueError, RecursionError, MemoryError):
         pass
     if not python_literals or (max_literal_chars is not None and len(chunk) > max_literal_chars):
@@ -173,7 +202,9 @@ def _decode(chunk: str, python_literals: bool, max_literal_chars: int | None) ->
     if not _may_be_dict_literal(chunk):
         return None
     try:
-        return ast.literal_eval(chunk)
+        return _literal(chunk)
+    except AmbiguousObject:
+        raise
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
 
@@ -187,7 +218,8 @@ def find_objects(
     max_literal_chars: int | None = None,
 ) -> list[dict[str, Any]]:
     """Every top-level ``{...}`` in ``text`` that decodes to a dict (JSON; optionally a Python literal).  Spans over
-    MAX_OBJECT_CHARS are not decoded; the keyword bounds (see the module docstring) raise ValueError when passed."""
+    MAX_OBJECT_CHARS are not decoded; the keyword bounds (see the module docstring) raise ValueError when passed;
+    an object repeating a key with different values raises ``AmbiguousObject``."""
     try:
         spans = _top_level_spans(text, max_spans, max_tokens)
     except _TooComplex as exc:
@@ -250,8 +282,12 @@ class JsonObjectParser:
                 clean_reply(reply), self.python_literals,
                 max_spans=MAX_SPANS, max_tokens=MAX_SCAN_TOKENS, max_literal_chars=MAX_LITERAL_CHARS,
             )
+        except AmbiguousObject as exc:
+            return ambiguous(str(exc))
         except ValueError as exc:
             return Parsed(error=str(exc))
+        if len(objects) > 1 and any(o != objects[0] for o in objects[1:]):
+            return ambiguous(f"{len(objects)} different JSON objects (need exactly 1)")
         if len(objects) != 1:
             return Parsed(error="no JSON object" if not objects else f"{len(objects)} JSON objects (need exactly 1)")
         obj = objects[0]

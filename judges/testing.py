@@ -3,9 +3,9 @@
 Owns: ``ScriptedJudgeServer``, a stdlib ``ThreadingHTTPServer`` on a free loopback port serving
 ``POST /v1/chat/completions``.  A *script* (a function of the received call) decides each reply: normal content,
 an HTTP error status with headers (429 + Retry-After, 500), a raw malformed body, a truncated body (the connection
-closes mid-body), a delay (timeouts, slow replies under concurrency), an OpenAI ``refusal`` field or a
-finish_reason.  Every call is recorded (body, headers, how often the same body was seen), so tests can count what
-reached the server.  It never binds anything but 127.0.0.1 and is not meant for production use.
+closes mid-body), a delay (timeouts, slow replies under concurrency), a body dripped one byte at a time, an OpenAI
+``refusal`` field or a finish_reason.  Every call is recorded (body, headers, how often the same body was seen), so
+tests can count what reached the server.  It never binds anything but 127.0.0.1 and is not meant for production use.
 
     with ScriptedJudgeServer(lambda call: ScriptedReply("Score: 4")) as server:
         JudgeConfig(base_url=server.base_url, model="m", ...)
@@ -42,6 +42,8 @@ class ScriptedReply:
     """Raw body to send instead of a completion (e.g. malformed JSON)."""
     truncate: bool = False
     """Announce the full Content-Length, send half the body, close the connection."""
+    drip: float = 0.0
+    """Seconds between single bytes of the body (a server that never lets a per-read timeout expire)."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass
 
-    def _send(self, status: int, body: bytes, headers: Mapping[str, str], truncate: bool = False) -> None:
+    def _send(self, status: int, body: bytes, headers: Mapping[str, str], truncate: bool = False,
+              drip: float = 0.0) -> None:
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -96,8 +99,16 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in headers.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(body[: len(body) // 2] if truncate else body)
             self.wfile.flush()
+            payload = body[: len(body) // 2] if truncate else body
+            if drip > 0:
+                for i in range(len(payload)):
+                    self.wfile.write(payload[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(drip)
+            else:
+                self.wfile.write(payload)
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
         if truncate:
@@ -128,7 +139,7 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.body is not None or reply.status != 200:
             payload = reply.body if reply.body is not None else json.dumps(
                 {"error": {"message": f"scripted status {reply.status}", "type": "scripted"}}).encode()
-            self._send(reply.status, payload, reply.headers, reply.truncate)
+            self._send(reply.status, payload, reply.headers, reply.truncate, reply.drip)
             return
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
         if reply.refusal is not None:
@@ -139,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
             "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
         }
-        self._send(200, json.dumps(completion).encode(), reply.headers, reply.truncate)
+        self._send(200, json.dumps(completion).encode(), reply.headers, reply.truncate, reply.drip)
 
 
 class ScriptedJudgeServer:

@@ -11,7 +11,8 @@ run folder keeps its newest results file).
 
 The new results file keeps the original ``config.model`` / ``model_args`` (so reports and ``reproduce --from``
 still know the model), names the replay backend in ``config.model_backend`` and adds ``lmms_agentic_rescore``: the
-source results file, the number of replies, and the ``LMMS_AGENTIC_*`` settings in effect (keys excluded).
+source results file, the number of replies, and the ``LMMS_AGENTIC_*`` settings in effect (key variables excluded,
+every known secret removed by value: URL credentials and keys become ``***``).
 Replaying with unchanged code reproduces the run's metrics exactly; a changed setting (e.g.
 ``LMMS_AGENTIC_MCQ_JUDGE=1``, the MCQ judge fallback) changes what it governs and nothing else, and the command
 prints every metric that moved. The data must be the run's: a run on the bundled mini split is rescored on it
@@ -82,7 +83,13 @@ def replay_model(replies: dict[tuple[str, str], str]) -> Any:
 
 
 def _settings() -> dict[str, str]:
-    return {k: v for k, v in sorted(os.environ.items())
+    """The ``LMMS_AGENTIC_*`` settings, without key-like variables and with every known secret removed by value
+    (a password or ``?api_key=`` written into ``LMMS_AGENTIC_JUDGE_BASE_URL``, a key pasted into another value)."""
+    from lmms_agentic.judges.config import mask_url
+    from lmms_agentic.judges.secrets import redactor
+
+    clean = redactor()
+    return {k: clean.text(mask_url(v)) for k, v in sorted(os.environ.items())
             if k.startswith("LMMS_AGENTIC_") and not any(marker in k for marker in SECRET_MARKERS)}
 
 

@@ -427,5 +427,5 @@ def test_one_megabyte_is_fast(shape: str) -> None:
     assert len(text) >= 100_000
     start = time.perf_counter()
     result = check_response(text, n_tokens=LIMIT, max_new_tokens=LIMIT, answered=False)
-    assert time.perf_counter() - start < 0.5
+    assert time.perf_counter() - start < 10  # a hang guard with a wide margin; speed is in `make bench`
     assert (result.loop, result.truncated) == (expected_loop, shape != "whitespace")  # blank text: never truncated

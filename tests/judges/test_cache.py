@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lmms_agentic.judges import JudgeCache, JudgeClient, JudgeConfig, JudgeResult, request_key
-from lmms_agentic.judges.cache import CACHE_FORMAT, entry_checksum
+from lmms_agentic.judges.cache import CACHE_FORMAT
 from lmms_agentic.judges.testing import ScriptedJudgeServer, fixed
 
 from .conftest import MODEL, SCORE_TEMPLATE, score_request
@@ -116,7 +116,7 @@ def test_entry_checksum_covers_every_field(tmp_path: Path) -> None:
     key = "ab" * 32
     cache.put(key, {"raw_reply": "Score: 3", "template_id": "t", "temperature": 0.0})
     entry = json.loads(cache.path(key).read_text())
-    assert entry["checksum"] == entry_checksum(entry) and entry["format"] == CACHE_FORMAT
+    assert entry["checksum"] == cache.checksum(entry) and entry["format"] == CACHE_FORMAT
     for field, value in (("template_id", "u"), ("temperature", 0.5), ("written_at", 1.0), ("format", 1)):
         cache.path(key).write_text(json.dumps({**entry, field: value}))
         assert cache.get(key) is None, field
@@ -151,7 +151,7 @@ def test_entry_of_another_template_or_model_is_not_served(serve: Serve, make_cli
     entry = json.loads(path.read_text())
     for field, value in (("template_version", "0"), ("model_requested", "other-judge"), ("template_id", "x/y")):
         forged = {**entry, field: value}
-        forged["checksum"] = entry_checksum(forged)  # a consistent file, but not this request's answer
+        forged["checksum"] = client.cache.checksum(forged)  # a consistent file, but not this request's answer
         path.write_text(json.dumps(forged))
         fresh = make_client(server)
         assert not fresh.judge(score_request(1)).cached and fresh.cache is not None

@@ -17,6 +17,12 @@ from typing import Any
 import pytest
 
 import lmms_agentic
+
+try:
+    import hypothesis
+    from hypothesis import strategies as st
+except ImportError:  # (declared in the dev extra; the property test is skipped without it)
+    hypothesis, st = None, None  # type: ignore[assignment]
 from lmms_agentic.judges import JudgeCoverageError, coverage_summary
 from lmms_agentic.judges.client import default_client, reset_default_client
 from lmms_agentic.judges.config import ENV
@@ -93,7 +99,7 @@ def test_the_judge_key_never_leaks(mode: str, server: Callable[..., ScriptedJudg
                       for key, (record,) in list(DATA.items())[:3]]
             items = [result for item in judged for result in item.values()]
             summary = coverage_summary("ground_s", items, policy=CoveragePolicy(0.95, strict=False))
-            if mode != "working_judge":
+            if mode not in ("working_judge", "key_pasted_into_the_url"):
                 with pytest.raises(JudgeCoverageError) as strict:
                     coverage_summary("ground_s", items, policy=CoveragePolicy(0.95, strict=True))
                 texts.append(str(strict.value))
@@ -103,7 +109,7 @@ def test_the_judge_key_never_leaks(mode: str, server: Callable[..., ScriptedJudg
     finally:
         reset_default_client()
     assert client.config.key == KEY  # the key was read from the environment and used
-    if mode == "working_judge":
+    if mode in ("working_judge", "key_pasted_into_the_url"):  # (the query now stays after the path)
         assert all(r["scored"] for r in items) and list((tmp_path / "cache").rglob("*.json"))
     else:
         assert not any(r["scored"] for r in items)
@@ -161,3 +167,121 @@ def test_cli_log_holds_no_hugging_face_token(tmp_path: Path) -> None:
     run.assert_ok()
     texts = [run.log] + [p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file()]
     assert not [text for text in texts if HF_TOKEN in text]
+
+
+# ------------------------------------------------------------------ round three: secrets removed by value
+
+def _echo_everything(model_key: str) -> Callable[[ScriptedCall], ScriptedReply]:
+    """A judge that scores and quotes what it received (headers, path with the query) and the evaluated model's
+    key (as if the model's answer had carried it into the judge prompt)."""
+    def script(call: ScriptedCall) -> ScriptedReply:
+        said = f"headers {call.headers} path {call.path} model key {model_key}"
+        return ScriptedReply(json.dumps({"Score": 0.5, "Justification": said}),
+                             model=f"echo {call.headers.get('Authorization')}")
+    return script
+
+
+def _written_forms(secret: str) -> list[str]:
+    """The secret as a file could hold it: as is and JSON-escaped."""
+    return sorted({secret, json.dumps(secret)[1:-1]})
+
+
+def _judge_with_secrets(judge_key: str, model_key: str, password: str, token: str, folder: Path) -> list[Path]:
+    """Judge two mini items with every kind of secret in play; returns the files written (cache and results)."""
+    from urllib.parse import quote
+
+    from lmms_agentic.judges import JudgeClient, JudgeConfig
+
+    env = {"OPENAI_API_KEY": model_key}
+    with ScriptedJudgeServer(_echo_everything(model_key)) as echo, pytest.MonkeyPatch.context() as patch:
+        for name, value in env.items():
+            patch.setenv(name, value)
+        url = echo.base_url.replace("http://", f"http://judge:{quote(password, safe='')}@")
+        url += f"?api_key={quote(token, safe='')}"
+        client = JudgeClient(JudgeConfig(base_url=url, model="judge-2024", api_key=judge_key,
+                                         cache_dir=folder / "cache", max_retries=0))
+        judged = [judge_item(key, record, {}, query_type=record["query_type"], is_generative=False, client=client)
+                  for key, (record,) in list(DATA.items())[:2]]
+        client.close()
+        assert echo.request_count > 0 and all(r["scored"] for item in judged for r in item.values())
+    (folder / "results.json").write_text(json.dumps(judged))
+    return [p for p in folder.rglob("*") if p.is_file()]
+
+
+_SECRET_TEXT = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.~+/=!*'()\"\\%:@",
+                       min_size=12, max_size=40) if st is not None else None
+
+
+@pytest.mark.skipif(st is None, reason="hypothesis is not installed")
+def test_no_secret_given_to_the_judge_the_model_or_a_url_reaches_a_written_file(tmp_path_factory:
+                                                                                pytest.TempPathFactory) -> None:
+    """Property (hypothesis): whatever the judge key, the model key, the URL password and the URL token are, no
+    file written holds any of them, though the judge echoes every one.  Before: the echoed key was in every cache
+    entry's ``raw_reply`` and in the results' ``raw_reply`` and ``fields.Justification``."""
+    assert hypothesis is not None
+
+    @hypothesis.settings(max_examples=8, deadline=None, derandomize=True, database=None,
+                         phases=(hypothesis.Phase.explicit, hypothesis.Phase.generate),
+                         suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(_SECRET_TEXT, _SECRET_TEXT, _SECRET_TEXT, _SECRET_TEXT)
+    @hypothesis.example("sk-proj-Ab+/=9xYz0011", "sk-model-\"quoted\\K-2233", "p@ss:w/rd%Z!4455", "tok~Q*6677()")
+    def check(judge_key: str, model_key: str, password: str, token: str) -> None:
+        secrets = {"judge key": judge_key, "model key": model_key, "URL password": password, "URL token": token}
+        hypothesis.assume(all(b not in a for a in secrets.values() for b in secrets.values() if a is not b))
+        # a secret looks like one: a digit and an upper-case letter (a plain word such as "faithfulness" is also in
+        # the prompt and the metric names, so finding it in a file would prove nothing)
+        hypothesis.assume(all(any(c.isdigit() for c in v) and any(c.isupper() for c in v) for v in secrets.values()))
+        files = _judge_with_secrets(judge_key, model_key, password, token, tmp_path_factory.mktemp("secrets"))
+        found = {(str(p.name), what) for p in files for what, secret in secrets.items()
+                 for form in _written_forms(secret) if form in p.read_text(errors="replace")}
+        assert found == set(), found
+
+    check()
+
+
+def test_rescore_settings_hold_no_url_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``LMMS_AGENTIC_JUDGE_BASE_URL`` was written verbatim into the rescore results file."""
+    from lmms_agentic.reproduce.rescore import _settings
+
+    password, token = "hunter2-RESCORE-pass", "tok-RESCORE-0123456789"
+    monkeypatch.setenv(ENV["base_url"], f"https://judge:{password}@judge.example/v1?api_key={token}&x=1")
+    monkeypatch.setenv(ENV["model"], "judge-2024")
+    monkeypatch.setenv("LMMS_AGENTIC_NOTE", f"pasted {KEY} here")
+    monkeypatch.setenv(ENV["api_key"], KEY)
+    settings = json.dumps(_settings())
+    assert password not in settings and token not in settings and KEY not in settings, settings
+    assert "judge.example" in settings and ENV["model"] in settings  # the settings themselves are kept
+
+
+@pytest.mark.reliability_slow
+@pytest.mark.e2e
+def test_every_command_on_the_mini_data_writes_no_secret(tmp_path: Path) -> None:
+    """A generated table of secret shapes, all given at once (judge key, model key, URL password and token); run,
+    report and rescore the mini Agent-X split against a judge that echoes them all; scan every file written."""
+    from urllib.parse import quote
+
+    table = {"judge key": "sk-proj-Ab+/=9xYzTABLEjudgeKEY0011", "model key": "sk-model-\"quoted\\TABLE-2233",
+             "URL password": "p@ss:w/rd%TABLE!4455", "URL token": "tok~TABLE*6677()"}
+    with ScriptedJudgeServer(_echo_everything(table["model key"])) as echo:
+        url = echo.base_url.replace("http://", f"http://judge:{quote(table['URL password'], safe='')}@")
+        url += f"?api_key={quote(table['URL token'], safe='')}"
+        env = {"LMMS_AGENTIC_DATA": "mini", ENV["api_key"]: table["judge key"], ENV["model"]: "judge-2024",
+               ENV["base_url"]: url, ENV["cache_dir"]: str(tmp_path / "cache"), ENV["max_retries"]: "0",
+               "OPENAI_API_KEY": table["model key"]}
+        run = run_lmms_eval(["--model", "agentic_scripted", "--tasks", "agentx"], tmp_path / "run", env=env)
+        run.assert_ok()
+        logs = [run.log]
+        for command in (["report", str(tmp_path / "run")],
+                        ["rescore", str(tmp_path / "run"), "--output", str(tmp_path / "rescored")]):
+            done = subprocess.run([sys.executable, "-m", "lmms_agentic", *command], env={**os.environ, **env},
+                                  capture_output=True, text=True, timeout=900, check=False)
+            assert done.returncode == 0, done.stdout + done.stderr
+            logs += [done.stdout, done.stderr]
+    assert echo.request_count > 0
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name.endswith(".jsonl") for p in files) and list((tmp_path / "cache").rglob("*.json"))
+    texts = {str(p.relative_to(tmp_path)): p.read_text(errors="replace") for p in files}
+    texts.update({f"log {i}": text for i, text in enumerate(logs)})
+    found = {(where, what) for where, text in texts.items() for what, secret in table.items()
+             for form in _written_forms(secret) if form in text}
+    assert found == set()

@@ -154,20 +154,24 @@ def test_modes() -> None:
 
 @pytest.mark.parametrize("mode", PARSER_MODES)
 def test_one_megabyte_inputs_are_fast(mode: str) -> None:
-    size = 1_000_000
-    prose = ("The robot arm approaches the table and the gripper opens near the red cup. " * (size // 70))[:size]
-    inputs = {
-        "prose": prose,
-        "letters": "A " * (size // 2),
-        "stars": "*" * size + "1",
-        "braces": "{" * size,
-        "think": "<think>" + prose + " the best option is D.</think>" + " " * 1000,
-        "whitespace": "IS" + " " * size + "D",
-    }
-    for name, text in inputs.items():
-        best = min(_timed(text, mode) for _ in range(3))
-        # Typical figures are 1-15 ms; the released patterns take 50-400 ms on the same inputs.
-        assert best < 0.05, f"{name}: {best * 1000:.1f} ms"
+    """Growth, not speed (speed is measured by `make bench`): doubling the input at most about doubles the time,
+    measured here against the 1 MB time of the same run (best of 5; a 20 ms floor absorbs scheduler noise on a busy
+    machine).  The released patterns take 50-400 ms at 1 MB and grow faster than the input."""
+    def inputs(size: int) -> dict[str, str]:
+        prose = ("The robot arm approaches the table and the gripper opens near the red cup. " * (size // 70))[:size]
+        return {
+            "prose": prose,
+            "letters": "A " * (size // 2),
+            "stars": "*" * size + "1",
+            "braces": "{" * size,
+            "think": "<think>" + prose + " the best option is D.</think>" + " " * 1000,
+            "whitespace": "IS" + " " * size + "D",
+        }
+    one, two = inputs(1_000_000), inputs(2_000_000)
+    for name in one:
+        small = min(_timed(one[name], mode) for _ in range(5))
+        large = min(_timed(two[name], mode) for _ in range(5))
+        assert large < 4 * max(small, 0.02), f"{name}: {small * 1000:.1f} ms at 1 MB, {large * 1000:.1f} ms at 2 MB"
 
 
 def _timed(text: str, mode: str) -> float:
