@@ -32,6 +32,7 @@ import json
 import os
 import pathlib
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -396,7 +397,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed for the random weights (default 0)")
     parser.add_argument("--args-only", action="store_true", help="print only the lmms-eval --model_args")
     args = parser.parse_args(argv)
-    path = build(args.out_dir, args.kind, seed=args.seed)
+    try:
+        path = build(args.out_dir, args.kind, seed=args.seed)
+    except OSError as exc:
+        where = exc.filename or args.out_dir
+        print(f"lmms-agentic tiny-vlm: error: cannot write the checkpoint to {where} ({exc.strerror or exc}); "
+              "choose a writable OUT_DIR with free space", file=sys.stderr)
+        return 1
     if args.args_only:
         print(model_args(path))
     else:

@@ -191,6 +191,10 @@ def run_errors(args: argparse.Namespace) -> int:
 
     verify = output.export_verification(folder, assignments, args.verify, args.seed, dict(specs),
                                         None if args.no_verify_media else images_for)
+    if verify.name != "verify.csv":
+        filled = output.hand_verified_rows(folder / "verify.csv")
+        kept = f"{filled} row(s) with verified_mode filled" if filled > 0 else "it could not be read as a CSV"
+        print(f"kept your {folder / 'verify.csv'} ({kept}); this run's verification subset is {verify}", flush=True)
     if client is not None:
         stats = client.stats
         unscored = ", ".join(f"{k} {v}" for k, v in sorted(stats["unscored"].items())) or "none"

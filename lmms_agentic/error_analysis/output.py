@@ -184,6 +184,27 @@ def plot_modes(shares: Sequence[Share], target: Path, title: str) -> Path:
     return target
 
 
+def hand_verified_rows(path: Path) -> int:
+    """Rows of an existing ``verify.csv`` whose ``verified_mode`` someone filled (-1: unreadable, so kept too)."""
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            return sum(bool((row.get("verified_mode") or "").strip()) for row in csv.DictReader(handle))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return -1
+
+
+def verification_target(folder: Path) -> Path:
+    """``verify.csv``, unless one there holds hand-filled rows: then the first free ``verify_<k>.csv`` beside it
+    (a user's verification is never overwritten)."""
+    target = folder / "verify.csv"
+    if not target.exists() or hand_verified_rows(target) == 0:
+        return target
+    k = 2
+    while (folder / f"verify_{k}.csv").exists():
+        k += 1
+    return folder / f"verify_{k}.csv"
+
+
 def export_verification(folder: Path, assignments: Sequence[Assignment], n: int, seed: int,
                         specs: dict[str, ErrorModes],
                         images_for: Callable[[Assignment], Sequence[Image.Image]] | None = None) -> Path:
@@ -192,7 +213,7 @@ def export_verification(folder: Path, assignments: Sequence[Assignment], n: int,
     judged = sorted((a for a in assignments if a.status == "judged"), key=lambda a: (a.item.variant, a.item.task,
                                                                                      a.item.id))
     chosen = random.Random(seed).sample(judged, min(n, len(judged)))
-    target = folder / "verify.csv"
+    target = verification_target(folder)
     with target.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(VERIFY_COLUMNS)

@@ -1,15 +1,16 @@
 """Reading a finished lmms-eval run for the error analysis: variants, items, source documents, stratified samples.
 
-``load_run`` finds the newest ``*_results.json`` under the run folder (as ``python -m lmms_agentic report`` does),
-pools each group's subtasks into one variant, and reads every sample line: the record (``adapters.samples``), the
-model's full reply (lmms-eval's ``resps``, which keeps the thinking; it drops ``resps`` from the line when it equals
-``filtered_resps``) and the task's ``lmms_eval_specific_kwargs`` from the results file's ``configs``.
+``load_run`` reads the run folder (lmms-eval's or lm-eval's layout) through ``report.run_files``, as ``python -m
+lmms_agentic report`` does, pools each group's subtasks into one variant, and reads every sample line: the record
+(``adapters.samples``), the model's full reply (the harness's ``resps``, which keeps the thinking; lmms-eval drops
+``resps`` from the line when it equals ``filtered_resps``) and the task's ``lmms_eval_specific_kwargs`` from the results
+file's ``configs``.
 
 Documents: the records hold no pixels, so ``DocStore`` loads the benchmark's rows through its hooks
-(``hooks.all_docs()``) from the data location of the current environment, which must be the run's
-(``LMMS_AGENTIC_DATA`` as set for the run; ``use_run_data`` adopts the run's setting from the results file's
-provenance when the environment sets none).  A permutation row is rebuilt from its question (``group_id``) and
-logged ``permutation``.  A record id missing from the data stops the command with the location it looked at.
+(``hooks.all_docs()``) from the data location of the current environment, which must be the run's (``LMMS_AGENTIC_DATA``
+as set for the run; ``use_run_data`` adopts the run's setting from the results file's provenance when the environment
+sets none).  A permutation row is rebuilt from its question (``group_id``) and logged ``permutation``.  A record id
+missing from the data stops the command with the location it looked at.
 
 ``stratified_sample`` draws up to n items per domain, evenly across sources: sources in a seeded order, one item from
 each in turn (a source that runs out leaves its turns to the others), items in a seeded order within a source.
@@ -31,6 +32,7 @@ from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.data import DATA_ENV, locate
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.judges.error_modes import Item
+from lmms_agentic.report import run_files
 
 log = logging.getLogger("lmms_agentic.error_analysis")
 
@@ -51,10 +53,11 @@ class Run:
     results_file: Path
     results: dict[str, Any]
     variants: list[Variant]
+    run_stamp: str = ""
 
     @property
     def stamp(self) -> str:
-        return self.results_file.name.removesuffix("_results.json")
+        return self.run_stamp or self.results_file.name.removesuffix("_results.json")
 
     def task_kwargs(self, task: str) -> dict[str, Any]:
         """The task's ``lmms_eval_specific_kwargs`` as lmms-eval resolved them for the run's model."""
@@ -64,12 +67,8 @@ class Run:
 
 
 def latest_results(folder: Path) -> Path:
-    """The newest ``*_results.json`` under ``folder`` (lmms-eval may add a model sub-folder)."""
-    found = sorted(folder.rglob("*_results.json"), key=lambda p: p.name)
-    if not found:
-        raise FileNotFoundError(f"no *_results.json under {folder}; run lmms-eval with --output_path {folder} "
-                                "--log_samples")
-    return found[-1]
+    """The newest results file under ``folder`` (either harness; lmms-eval may add a model sub-folder)."""
+    return run_files.results_files(Path(folder))[-1].path
 
 
 def full_reply(line: Mapping[str, Any]) -> str:
@@ -82,33 +81,34 @@ def full_reply(line: Mapping[str, Any]) -> str:
 
 def _items(sample_file: Path, variant: str, task: str, correct_field: str) -> list[Item]:
     found = []
-    with sample_file.open(encoding="utf-8") as handle:
-        for number, text in enumerate(handle, 1):
-            try:
-                line = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{sample_file}, line {number}: not a JSON sample line ({exc})") from exc
-            record = read_record(line)
-            if record is not None:
-                field_name = "correct" if "group_id" in record else correct_field
-                found.append(Item(variant, task, record, full_reply(line), field_name))
+    for _, line in run_files.sample_lines(sample_file):
+        record = read_record(line)
+        if record is not None:
+            field_name = "correct" if "group_id" in record else correct_field
+            found.append(Item(variant, task, record, full_reply(line), field_name))
     return found
 
 
 def load_run(folder: Path, only: Sequence[str] = ()) -> Run:
-    """The run's MCQ variants (groups pooled), optionally only those named in ``only``."""
-    results_file = latest_results(folder)
-    results = json.loads(results_file.read_text(encoding="utf-8"))
-    stamp = results_file.name.removesuffix("_results.json")
-    samples = {p.name.removeprefix(f"{stamp}_samples_").removesuffix(".jsonl"): p
-               for p in results_file.parent.glob(f"{stamp}_samples_*.jsonl")}
+    """The run's MCQ variants (groups pooled), optionally only those named in ``only``; a run without sample
+    files, or a task asked for without them, stops with the results file and the fix."""
+    files = run_files.open_run(Path(folder))
+    results_file, results, samples = files.results_file, files.results, files.samples
+    for note in files.notes:
+        log.warning("%s", note)
+    if not samples:
+        raise run_files.ReportInputError(
+            f"{results_file}: the run logged no samples (no sample file next to it), so there are no predictions "
+            "to analyse; rerun the evaluation with --log_samples")
     groups = {name: list(subtasks) for name, subtasks in results.get("group_subtasks", {}).items() if subtasks}
     members = {task for subtasks in groups.values() for task in subtasks}
     names = sorted(groups) + sorted(t for t in samples if t not in members and t not in groups)
     unknown = sorted(set(only) - set(names) - set(samples))
     if unknown:
+        unlogged = [name for name in unknown if name in results.get("results", {})]
+        why = (f"; {', '.join(unlogged)} ran but logged no samples (rerun with --log_samples)" if unlogged else "")
         raise KeyError(f"no task or group {', '.join(unknown)} with samples in {results_file.parent} "
-                       f"(found: {', '.join(names)})")
+                       f"(found: {', '.join(names)}){why}")
     variants = []
     for name in names if not only else [n for n in dict.fromkeys([*names, *samples]) if n in only]:
         tasks = groups.get(name, [name])
@@ -124,7 +124,7 @@ def load_run(folder: Path, only: Sequence[str] = ()) -> Run:
                 variant.items += _items(samples[task], name, task, benchmark.correct_field or "correct")
         if variant.items:
             variants.append(variant)
-    return Run(folder, results_file, results, variants)
+    return Run(folder, results_file, results, variants, files.stamp)
 
 
 def use_run_data(run: Run, benchmark: Benchmark, environ: dict[str, str] | None = None) -> str:

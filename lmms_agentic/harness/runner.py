@@ -4,6 +4,8 @@ lmms-eval exits 0 when an evaluation fails (it logs "Error during evaluation" an
 wrapper runs the same command, shows its output as it comes and keeps a copy in `<output_path>/lmms_eval.log`, then
 checks what a script should check — the exit code, the error line in the log, a results file written by this run,
 and every requested task (or group) in it — and exits 1 with one line naming what went wrong. The demo uses it too.
+A log copy that cannot be written (read-only folder, full disk) is one line too; the error lines are also kept in
+memory, so a log cut short does not hide an evaluation error.
 """
 
 from __future__ import annotations
@@ -49,7 +51,10 @@ def check(output: Path, log_text: str, returncode: int, tasks: Sequence[str], st
     results = newest_results(output, since=started)
     if results is None:
         raise RunFailed(f"lmms-eval wrote no *_results.json under {output}; see {output / 'lmms_eval.log'}")
-    reported = json.loads(results.read_text(encoding="utf-8")).get("results", {})
+    try:
+        reported = json.loads(results.read_text(encoding="utf-8")).get("results", {})
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RunFailed(f"{results}: unreadable results file ({exc}); the run was cut short (full disk?)") from exc
     missing = [task for task in tasks if "*" not in task and task not in reported]
     if missing:
         raise RunFailed(f"{results} has no results for {', '.join(missing)}")
@@ -63,21 +68,45 @@ def run(args: Sequence[str], *, env: Mapping[str, str] | None = None, echo: bool
     if output_arg is None:
         raise RunFailed("pass --output_path: the results file is how a run is checked")
     output = Path(output_arg)
-    output.mkdir(parents=True, exist_ok=True)
     tasks = [t for t in (_option(args, "--tasks") or "").split(",") if t]
     command = [sys.executable, "-m", "lmms_eval", *args]
     started = time.time() - 1
     log_file = output / log_name
-    with log_file.open("w", encoding="utf-8") as log, subprocess.Popen(
-            command, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, errors="replace") as process:
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        log = log_file.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise RunFailed(f"cannot write the run log {log_file} ({exc.strerror or exc}); pass a writable "
+                        "--output_path") from exc
+    marked: list[str] = []  # the error lines, kept here too: the log copy may be cut short (disk full)
+    log_error: OSError | None = None
+    with subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace") as process:
         assert process.stdout is not None
         for line in process.stdout:
-            log.write(line)
+            if ERROR_MARK in line:
+                marked.append(line)
+            if log_error is None:
+                try:
+                    log.write(line)
+                except OSError as exc:
+                    log_error = exc
             if echo:
                 sys.stdout.write(line)
         returncode = process.wait()
-    return check(output, log_file.read_text(encoding="utf-8"), returncode, tasks, started)
+    try:
+        log.close()
+    except OSError as exc:  # the buffered tail could not be written
+        log_error = log_error or exc
+    cut = (f" (the log copy {log_file} is incomplete: {log_error.strerror or log_error}; free space on that "
+           "disk)") if log_error is not None else ""
+    try:
+        results = check(output, "".join(marked), returncode, tasks, started)
+    except RunFailed as exc:
+        raise RunFailed(f"{exc}{cut}") from exc
+    if cut:
+        print(f"lmms-agentic run: warning: {cut.strip(' ()')}", file=sys.stderr)
+    return results
 
 
 def main(argv: Sequence[str] | None = None) -> int:

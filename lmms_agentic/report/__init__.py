@@ -4,9 +4,11 @@
 Modules: ``single`` (the single-run report: pooled variants, breakdowns, letter shares, permutations, charts),
 ``runs`` (a run as the multi-model report reads it, metrics with clustered standard errors), ``published``
 (published numbers vs a run, with a tolerance from both sides' sampling error), ``ranking`` (rank correlations
-with bootstrap intervals), ``figures`` and ``multi`` (the multi-model report: markdown, CSV, PNG).
-``python -m lmms_agentic report RUN_DIR...`` writes the single-run report for one folder and the multi-model
-report for several.
+with bootstrap intervals), ``figures`` and ``multi`` (the multi-model report: markdown, CSV, PNG),
+``run_files`` (the one reader of run folders, lmms-eval's and lm-eval's layouts), ``judged`` (per-sample values and
+judge coverage), ``caveats`` (versions, partial runs, folder notes, non-MCQ tasks with coverage) and ``compare``
+(paired comparison of two runs). ``python -m lmms_agentic report RUN_DIR...`` writes the single-run report for one
+folder and the multi-model report for several.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from lmms_agentic.report.single import (
     ReportInputError,
     Variant,
     collect,
-    compare_runs,
     latest_results,
     permutation_row,
     records,
@@ -29,6 +30,13 @@ from lmms_agentic.report.single import (
 
 __all__ = ["NoResultsError", "ReportInputError", "Variant", "collect", "compare_runs", "latest_results",
            "permutation_row", "records", "summary", "write_multi_report", "write_report"]
+
+
+def compare_runs(folder_a: Path, folder_b: Path) -> str:
+    """The paired comparison of two runs (``lmms_agentic.report.compare``)."""
+    from lmms_agentic.report.compare import compare_runs as compare
+
+    return compare(folder_a, folder_b)
 
 
 def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_boot: int = 1000

@@ -1,8 +1,10 @@
 """PNG figures of the multi-model report (matplotlib, Agg backend; imported only when a report is written).
 
 ``grouped_bars`` draws one bar per model side by side at each x position with its 95% interval and the paper's
-number for that model as a black diamond on its bar. The report uses it for each benchmark's domains (x = "all"
-and the domains) and for a benchmark's metric profile (x = the metrics its manifest lists under `profile`).
+number for that model as a black diamond on its bar; a zero value is drawn as a coloured line at the axis with a
+"0" label, a missing one as "n/a", so neither is mistaken for the other or for an absent bar. The report uses it
+for each benchmark's domains (x = "all" and the domains) and for a benchmark's metric profile (x = the metrics its
+manifest lists under `profile`).
 """
 
 from __future__ import annotations
@@ -48,7 +50,15 @@ def grouped_bars(groups: Sequence[str], series: Sequence[Series], target: Path, 
         heights = [0.0 if math.isnan(v[0]) else v[0] for v in values]
         errors = [[0.0 if math.isnan(v[0]) or math.isnan(v[1]) else max(0.0, v[0] - v[1]) for v in values],
                   [0.0 if math.isnan(v[0]) or math.isnan(v[2]) else max(0.0, v[2] - v[0]) for v in values]]
-        ax.bar(xs, heights, width, yerr=errors, capsize=2, label=s.label)
+        bars = ax.bar(xs, heights, width, yerr=errors, capsize=2, label=s.label)
+        span = ylim[1] - ylim[0]
+        for x, v, bar in zip(xs, values, bars, strict=True):
+            if math.isnan(v[0]):
+                ax.text(x, ylim[0] + 0.01 * span, "n/a", ha="center", va="bottom", fontsize=6, rotation=90)
+            elif v[0] <= ylim[0] + 0.005 * span:  # a zero bar has no height: mark it so it is not read as missing
+                ax.plot([x - width / 2, x + width / 2], [ylim[0] + 0.004 * span] * 2, color=bar.get_facecolor(),
+                        linewidth=2.5, solid_capstyle="butt")
+                ax.text(x, ylim[0] + 0.012 * span, "0", ha="center", va="bottom", fontsize=6)
         paper = [(x, s.paper[g]) for x, g in zip(xs, groups, strict=True) if g in s.paper]
         if paper:
             ax.scatter([p[0] for p in paper], [p[1] for p in paper], marker="D", s=18, color="black", zorder=3,

@@ -1,18 +1,23 @@
-"""Multi-model report: several lmms-eval runs (one model each) side by side, as markdown, CSV and PNG.
+"""Multi-model report: several runs (one model each, lmms-eval's or lm-eval's) side by side, as markdown, CSV, PNG.
 
 ``write_multi_report([RUN_DIR, ...], output)`` writes into ``output``:
 
-- ``report.md``: per benchmark, each model's accuracy overall and per domain with 95% Wilson intervals and the
-  paper's number for that model; a ranking table (each benchmark's headline, lmms-eval's number, and the rank);
-  Spearman and Kendall rank correlations between benchmarks and between the domains of each benchmark, with
-  bootstrap intervals (``ranking``); the option-permutation robustness of every permuted variant; the Agent-X
-  metric profile with the paper's values for the run's judge;
-- ``scores.csv`` (one row per model, benchmark and domain or metric) and ``correlations.csv``;
+- ``report.md``: each run's harness, versions, partial-run warning and folder notes (``caveats``); per benchmark,
+  each model's accuracy overall and per domain with 95% Wilson intervals and the paper's number for that model; a
+  ranking table (each benchmark's headline, the harness's number, and the rank); Spearman and Kendall rank
+  correlations between benchmarks and between the domains of each benchmark, with bootstrap intervals
+  (``ranking``); the option-permutation robustness of every permuted variant; the Agent-X metric profile with the
+  paper's values for the run's judge, every judged value with its n and judge coverage (a caveat under 95%), then
+  the metrics computed without a judge;
+- ``scores.csv`` (one row per model, benchmark and domain or metric; ``judged``, ``eligible`` and ``coverage`` for
+  judged metrics) and ``correlations.csv`` (only with correlations to write: fewer than 3 models give none, and the
+  report says so);
 - ``<benchmark>_domains.png`` and ``<benchmark>_profile.png`` for benchmarks that declare a metric profile
-  (``figures``).
+  (``figures``); no profile chart when no metric has a value (no judge), with a line saying why.
 
 A model's benchmark data come from the task that runs the benchmark's default protocol for its preset
-(``presets.task_for``), e.g. ``robovista`` for RoboVista's Table I, and from its logged samples. The paper's
+(``presets.task_for``; the benchmark's own task when the run has not the preset's variant), e.g. ``robovista`` for
+RoboVista's Table I, and from its logged samples. The paper's
 numbers are the preset's primary published row (an empty ``variant``; else the first variant published).
 """
 
@@ -28,9 +33,11 @@ from typing import Any
 from lmms_agentic import presets
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.reference import ReferenceRow, load_reference
-from lmms_agentic.report import figures, ranking
+from lmms_agentic.report import caveats, figures, ranking
+from lmms_agentic.report.judged import Coverage, coverage
 from lmms_agentic.report.published import run_judge
-from lmms_agentic.report.runs import Run, item_scores, load_run, measure
+from lmms_agentic.report.run_files import ReportInputError
+from lmms_agentic.report.runs import Run, item_scores, load_run, measure, number
 from lmms_agentic.report.single import EXCLUDED_FROM_BREAKDOWNS, collect, permutation_row
 
 Z95 = 1.959963984540054
@@ -47,9 +54,13 @@ def wilson(k: float, n: int) -> tuple[float, float]:
 
 
 def _primary_task(run: Run, benchmark: str) -> str | None:
-    default, _ = presets.protocols(benchmark)
-    task = presets.task_for(run.preset, benchmark, default)
-    return task if task in run.results["results"] else None
+    """The task of the benchmark's default protocol: the preset's own variant, else the benchmark's task (a run
+    of the plain task by a model whose preset names a variant still reports)."""
+    default, table = presets.protocols(benchmark)
+    for task in (presets.task_for(run.preset, benchmark, default), table[default]):
+        if task in run.results["results"]:
+            return task
+    return None
 
 
 def _paper(run: Run, benchmark: str, judge: str | None = None) -> tuple[dict[str, float], str]:
@@ -85,10 +96,14 @@ class _Report:
         return sorted({b for run in self.runs for b in run.benchmarks()})
 
     def _row(self, label: str, run: Run, benchmark: str, task: str, key: str, n: int, value: float,
-             low: float, high: float, paper: float | None, source: str) -> None:
+             low: float, high: float, paper: float | None, source: str, judged: Coverage | None = None) -> None:
         self.csv_rows.append({"model": label, "preset": run.preset.name if run.preset else "", "run": str(run.path),
                               "benchmark": benchmark, "task": task, "key": key, "n": n, "value": value,
-                              "ci_low": low, "ci_high": high, "paper": "" if paper is None else paper,
+                              "ci_low": low, "ci_high": high,
+                              "judged": "" if judged is None else judged.scored,
+                              "eligible": "" if judged is None else judged.eligible,
+                              "coverage": "" if judged is None else judged.share,
+                              "paper": "" if paper is None else paper,
                               "paper_source": source if paper is not None else ""})
 
     def mcq_section(self, benchmark: str) -> None:
@@ -98,7 +113,8 @@ class _Report:
         table: list[tuple[str, dict[str, tuple[float, float, float, int]], dict[str, float]]] = []
         for label, run in zip(self.labels, self.runs, strict=True):
             task = _primary_task(run, benchmark)
-            variant = next((v for v in collect(run.results_file)[1] if v.name == task), None) if task else None
+            found = collect(run.files or run.results_file)[1] if task else []
+            variant = next((v for v in found if v.name == task), None)
             if task is None or variant is None:
                 continue
             field = variant.correct_field
@@ -159,7 +175,7 @@ class _Report:
         if not names:
             return
         rank = {b: ranking.ranks(self.headline[b]) for b in names}
-        self.lines += ["## Ranking (each benchmark's headline, lmms-eval's number; rank 1 = best)", "",
+        self.lines += ["## Ranking (each benchmark's headline, the harness's number; rank 1 = best)", "",
                        "| model | " + " | ".join(names) + " | mean rank |", "|---|" + "---:|" * (len(names) + 1)]
         for label in self.labels:
             cells, ranks = [], []
@@ -208,7 +224,7 @@ class _Report:
     def permutation_section(self) -> None:
         rows = []
         for label, run in zip(self.labels, self.runs, strict=True):
-            for v in collect(run.results_file)[1]:
+            for v in collect(run.files or run.results_file)[1]:
                 if v.permuted:
                     r = permutation_row(v.items)
                     rows.append(f"| {label} | {v.name} | {len({i['group_id'] for i in v.items})} | "
@@ -221,42 +237,103 @@ class _Report:
         self.lines += ["| model | variant | questions | orig acc | perm mean ± std | circular acc | consistency "
                        "| flip rate |", "|---|---|---:|---:|---:|---:|---:|---:|", *rows, ""]
 
+    def _task_lines(self, run: Run, task: str) -> list[dict[str, Any]]:
+        return [line for leaf in run.leaves(task) for line in run.lines(leaf)]
+
     def profile_section(self, benchmark: str) -> None:
-        """The metrics a benchmark declares as its `profile` (manifest), side by side per model, with a chart."""
+        """The metrics a benchmark declares as its `profile` (manifest), side by side per model, each judged value
+        with its n and judge coverage, then the metrics computed without a judge; a chart unless nothing was
+        scored (then a note says why)."""
         declared = benchmarks.get(benchmark)
         metrics = declared.profile
-        series, lines = [], []
+        series, lines, deterministic = [], [], {}
+        low: dict[str, list[str]] = {}
         for label, run in zip(self.labels, self.runs, strict=True):
             task = _primary_task(run, benchmark)
             if task is None:
                 continue
             judge = run_judge(run) if declared.judged else None
             paper, source = _paper(run, benchmark, judge or declared.paper_judge)
+            sample_lines = self._task_lines(run, task)
             cells, texts = {}, []
             for metric in metrics:
                 m = measure(run, task, metric)
                 value = m.value if m is not None else math.nan
                 half = Z95 * m.se if m is not None and m.se is not None else math.nan
-                cells[metric] = (value, value - half, value + half)
-                self._row(label, run, benchmark, task, f"metric:{metric}", m.n if m else 0, value, value - half,
-                          value + half, paper.get(metric), source)
-                texts.append(("n/a" if math.isnan(value) else f"{value:.2f}")
-                             + (f" ({paper[metric]:.2f})" if metric in paper else ""))
+                top = 1.0 if declared.scale == "unit" else 100.0
+                ci_low, ci_high = (math.nan, math.nan) if math.isnan(value + half) else (
+                    max(0.0, value - half), min(top, value + half))
+                cells[metric] = (value, ci_low, ci_high)
+                found = coverage(sample_lines, metric)
+                self._row(label, run, benchmark, task, f"metric:{metric}", m.n if m else 0, value, ci_low, ci_high,
+                          paper.get(metric), source, found)
+                text = "n/a" if math.isnan(value) else f"{value:.2f}"
+                text += f" n={m.n if m else 0}" + (f", {found.scored}/{found.eligible} judged" if found else "")
+                if found is not None and found.low:
+                    text += " ⚠"
+                    low.setdefault(label, []).append(f"{metric} {100 * found.share:.0f}%")
+                texts.append(text + (f" ({paper[metric]:.2f})" if metric in paper else ""))
             judge_cell = f" {judge or 'none'} |" if declared.judged else ""
             lines.append(f"| {label} |{judge_cell} " + " | ".join(texts) + " |")
             series.append(figures.Series(label, cells, {k: v for k, v in paper.items() if k in metrics}))
+            deterministic[label] = self._unjudged(run, task, benchmark, label, sample_lines, set(metrics))
         if not lines:
             return
         scale = "0-1" if declared.scale == "unit" else "%"
         judged = f", for the run's judge or {declared.paper_judge}" if declared.judged else ""
-        self.lines += [f"## {declared.title} metric profile ({scale}; paper values in parentheses{judged})", "",
-                       "| model |" + (" judge |" if declared.judged else "") + " " + " | ".join(metrics) + " |",
+        self.lines += [f"## {declared.title} metric profile ({scale}; n = items with a value, judged = items the "
+                       f"judge scored of those the metric counts; paper values in parentheses{judged})", ""]
+        if low:
+            parts = [f"{label}: " + ("no item judged (0% on every judged metric)" if all(
+                m.endswith(" 0%") for m in found) else ", ".join(found))
+                for label, found in low.items()]
+            self.lines += ["⚠ **Low judge coverage** (under 95% of the items scored) — " + "; ".join(parts)
+                           + ". Such a value averages only the scored items and may not be comparable with the "
+                           "paper's; set a reachable judge and `rescore` the run.", ""]
+        self.lines += ["| model |" + (" judge |" if declared.judged else "") + " " + " | ".join(metrics) + " |",
                        "|---|" + ("---|" if declared.judged else "") + "---:|" * len(metrics), *lines, ""]
+        self._unjudged_table(declared.title, deterministic)
+        if all(math.isnan(cell[0]) for s in series for cell in s.cells.values()):
+            self.lines += [f"No {declared.title} profile chart: no metric of the profile has a value in any run "
+                           "(no judge scored an item: the judged metrics need LMMS_AGENTIC_JUDGE_PRESET or "
+                           "LMMS_AGENTIC_JUDGE_BASE_URL, then `rescore`).", ""]
+            return
         limits = (0.0, 1.0) if declared.scale == "unit" else (0.0, 100.0)
         chart = figures.grouped_bars(list(metrics), series, self.output / f"{benchmark}_profile.png",
                                      f"{declared.title} metric profile (◆ paper)", f"score ({scale})", limits)
         self.charts.append(chart)
         self.lines += [f"![{declared.title} profile]({chart.name})", ""]
+
+    def _unjudged(self, run: Run, task: str, benchmark: str, label: str, sample_lines: list[dict[str, Any]],
+                  shown: set[str]) -> dict[str, float]:
+        """The task's metrics outside the profile that no judge produces (the harness's values), into the CSV."""
+        row = run.results["results"].get(task) or {}
+        found: dict[str, float] = {}
+        for key, value in sorted(row.items()):
+            metric = key.removesuffix(",none")
+            if not key.endswith(",none") or "_stderr" in key or metric in shown or number(value) is None:
+                continue
+            if coverage(sample_lines, metric) is not None or any(
+                    isinstance(line.get(metric), dict) and "unscored_reason" in line[metric]
+                    for line in sample_lines):
+                continue
+            m = measure(run, task, metric)
+            found[metric] = float(value)
+            if m is not None:
+                half = Z95 * m.se if m.se is not None else math.nan
+                self._row(label, run, benchmark, task, f"metric:{metric}", m.n, m.value, m.value - half,
+                          m.value + half, None, "")
+        return found
+
+    def _unjudged_table(self, title: str, values: dict[str, dict[str, float]]) -> None:
+        names = sorted({metric for found in values.values() for metric in found})
+        if not names:
+            return
+        self.lines += [f"{title}: metrics computed without a judge (the harness's numbers)", "",
+                       "| model | " + " | ".join(names) + " |", "|---|" + "---:|" * len(names)]
+        self.lines += [f"| {label} | " + " | ".join(f"{found[m]:.2f}" if m in found else "-" for m in names) + " |"
+                       for label, found in values.items()]
+        self.lines.append("")
 
 
 def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_boot: int = ranking.N_BOOT
@@ -266,7 +343,15 @@ def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_bo
     if output is None:
         common = Path(os.path.commonpath([str(r.path.resolve()) for r in runs]))
         output = (common if common.is_dir() else common.parent) / "multi_report"
-    output.mkdir(parents=True, exist_ok=True)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        return _write(runs, output, n_boot)
+    except OSError as exc:
+        raise ReportInputError(f"{exc.filename or output}: cannot write the report ({exc.strerror or exc}); pass "
+                               "--output to a writable folder") from exc
+
+
+def _write(runs: list[Run], output: Path, n_boot: int) -> tuple[Path, str]:
     report = _Report(runs, output, n_boot)
     report.correlation_rows = []
     smoke = [label for label, run in zip(report.labels, runs, strict=True)
@@ -276,6 +361,7 @@ def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_bo
         config = run.config
         report.lines.append(f"- **{label}**: `{run.results_file}` (`{config.get('model')}` "
                             f"`{config.get('model_args') or ''}`)")
+        report.lines += [f"  {line}" for line in caveats.header_lines(run.results, run.notes, run.manifest)]
     if smoke:
         report.lines.append(f"- **smoke-test / baseline models** ({', '.join(smoke)}): their numbers check the "
                             "plumbing, they are not model scores.")
@@ -289,6 +375,9 @@ def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_bo
     for benchmark in report.benchmarks():
         if benchmarks.get(benchmark).profile:
             report.profile_section(benchmark)
+    if not report.correlation_rows:
+        report.lines += ["No `correlations.csv`: rank correlations need at least 3 models with values on the same "
+                         f"benchmarks or domains ({len(runs)} run(s) given).", ""]
     text = "\n".join(report.lines) + "\n"
     target = output / "report.md"
     target.write_text(text, encoding="utf-8")
@@ -298,9 +387,11 @@ def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_bo
 
 
 def _csv(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Write ``rows``; with none, no file (a stale one from an earlier report is removed): the report says why."""
+    if not rows:
+        path.unlink(missing_ok=True)
+        return
     with path.open("w", newline="", encoding="utf-8") as handle:
-        if not rows:
-            return
         writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)

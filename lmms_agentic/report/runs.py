@@ -1,8 +1,9 @@
 """One finished lmms-eval run as the multi-model report and `reproduce` read it, and its metrics with error bars.
 
-``load_run(path)`` takes an lmms-eval ``--output_path`` folder (or a ``*_results.json``) and reads the newest
-results file, its sample files, the ``reproduce.json`` manifest `reproduce` writes next to the run (if any) and
-the preset the run used (from the manifest, else from the results' model arguments; see ``presets.for_run``).
+``load_run(path)`` takes an lmms-eval or lm-eval ``--output_path`` folder (or a results file) and reads the run
+through ``run_files.open_run`` (every results file of the model, combined task by task, with notes saying so), its
+sample files, the ``reproduce.json`` manifest `reproduce` writes next to the run (if any) and the preset the run
+used (from the manifest, else from the results' model arguments; see ``presets.for_run``).
 
 ``measure(run, task, metric)`` gives a metric's value with its standard error:
 
@@ -10,9 +11,11 @@ the preset the run used (from the manifest, else from the results' model argumen
   none (a group that does not aggregate that metric), the mean of the per-sample values pooled over the group's
   subtasks; for ``domain_<d>_acc`` of a group without that metric, the headline of its ``<task>_<d>`` subtask;
 - the standard error comes from the per-sample values every sample line carries under the metric's name
-  (``{"score": x}``, see ``adapters.samples``): samples sharing an item id (ICL seeds, option permutations) are
-  averaged first, so the error is clustered by item; right/wrong values use the plus-two estimate
-  (``standard_error``); ``None`` when the metric has no per-sample values (e.g. calibration error).
+  (``{"score": x}``, see ``adapters.samples``; the record-carrying metric's from the record, ``judged.line_value``;
+  ``n`` counts the items with a value, so a judged metric's unscored items are left out): samples sharing an item
+  id (ICL seeds, option permutations) are averaged first, so the error is clustered by item; right/wrong values
+  use the plus-two estimate (``standard_error``); ``None`` when the metric has no per-sample values (e.g.
+  calibration error).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import Any
 
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.samples import read_record
-from lmms_agentic.report.single import ReportInputError, latest_results, read_results
+from lmms_agentic.report.judged import line_value
+from lmms_agentic.report.run_files import ReportInputError, RunFiles, open_run, sample_lines
 
 RUN_MANIFEST = "reproduce.json"
 """What `python -m lmms_agentic reproduce` writes into a run folder (preset, versions, data, seeds); read back here."""
@@ -55,11 +59,17 @@ class Run:
     results_file: Path
     results: dict[str, Any]
     manifest: dict[str, Any] | None
+    files: RunFiles | None = None
     _lines: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
     def stamp(self) -> str:
-        return self.results_file.name.removesuffix("_results.json")
+        return self.files.stamp if self.files is not None else self.results_file.name.removesuffix("_results.json")
+
+    @property
+    def notes(self) -> list[str]:
+        """What reading the folder combined or replaced (``run_files.open_run``)."""
+        return list(self.files.notes) if self.files is not None else []
 
     @property
     def config(self) -> dict[str, Any]:
@@ -84,6 +94,8 @@ class Run:
         return str(name).rsplit("/", 1)[-1]
 
     def sample_file(self, task: str) -> Path | None:
+        if self.files is not None:
+            return self.files.sample_file(task)
         path = self.results_file.parent / f"{self.stamp}_samples_{task}.jsonl"
         return path if path.is_file() else None
 
@@ -98,16 +110,7 @@ class Run:
         """The sample lines of a leaf task ([] when it logged none)."""
         if task not in self._lines:
             path = self.sample_file(task)
-            found: list[dict[str, Any]] = []
-            if path is not None:
-                for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                    try:
-                        line = json.loads(text)
-                    except json.JSONDecodeError as exc:
-                        raise ReportInputError(f"{path}, line {number}: not a JSON sample line ({exc})") from exc
-                    if isinstance(line, dict):
-                        found.append(line)
-            self._lines[task] = found
+            self._lines[task] = [line for _, line in sample_lines(path)] if path is not None else []
         return self._lines[task]
 
     def top_level(self) -> list[str]:
@@ -124,9 +127,10 @@ class Run:
 
 
 def load_run(path: Path) -> Run:
-    """The newest run under ``path`` (a folder or a results file); ``ReportInputError`` names bad inputs."""
-    results_file = latest_results(Path(path))
-    results = read_results(results_file)
+    """The run under ``path`` (a folder or a results file, either harness); ``ReportInputError`` names bad
+    inputs."""
+    files = open_run(Path(path))
+    results_file, results = files.results_file, files.results
     manifest = None
     for folder in (results_file.parent, results_file.parent.parent):  # lmms-eval may add a model sub-folder
         candidate = folder / RUN_MANIFEST
@@ -136,7 +140,7 @@ def load_run(path: Path) -> Run:
             except (OSError, json.JSONDecodeError) as exc:
                 raise ReportInputError(f"{candidate}: unreadable reproduce manifest ({exc})") from exc
             break
-    return Run(Path(path), results_file, results, manifest)
+    return Run(Path(path), results_file, results, manifest, files)
 
 
 def number(value: Any) -> float | None:
@@ -152,8 +156,7 @@ def item_scores(run: Run, task: str, metric: str) -> dict[str, float]:
     by_item: dict[str, list[float]] = {}
     for leaf in run.leaves(task):
         for line in run.lines(leaf):
-            view = line.get(metric)
-            score = number(view.get("score")) if isinstance(view, dict) else None
+            _, score, _ = line_value(line, metric)
             if score is None:
                 continue
             record = read_record(line)

@@ -1,9 +1,13 @@
-"""Single-run report: benchmark-level tables and per-domain charts from lmms-eval's result and sample files.
+"""Single-run report: benchmark-level tables and per-domain charts from a run's result and sample files.
 
-lmms-eval reports each subtask on its own and averages groups; breakdowns that cut across subtasks (RoboVista's
-ability types over all domains) need the per-sample records. This module reads `<ts>_results.json` and the
-`<ts>_samples_<task>.jsonl` files written next to it (run with `--log_samples`), pools each group's subtasks, and
-writes `<ts>_report.md` plus one `<ts>_<benchmark>_domains.png` bar chart per benchmark into the same folder.
+The harness reports each subtask on its own and averages groups; breakdowns that cut across subtasks (RoboVista's
+ability types over all domains) need the per-sample records. This module reads the run through ``run_files``
+(lmms-eval's `<ts>_results.json` and `<ts>_samples_<task>.jsonl`, or lm-eval's `results_<date>.json` and
+`samples_<task>_<date>.jsonl`, run with `--log_samples`; several runs of one model combined), pools each group's
+subtasks, and writes `<ts>_report.md` plus one `<ts>_<benchmark>_domains.png` bar chart per benchmark next to the
+newest results file. Its header names the harness and versions, a `--limit` run and what was combined
+(``caveats``); a run without MCQ records gets no MCQ tables, and non-MCQ tasks are listed with the judge coverage of
+each judged number.
 
 It knows no benchmark by name: each record says its `benchmark`, whose `benchmark.json` declares the headline
 metric, the record field it counts (`correct_field`), the scale and the breakdown fields. MCQ records follow
@@ -12,9 +16,8 @@ metric, the record field it counts (`correct_field`), the scale and the breakdow
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,17 +27,13 @@ from lmms_agentic.adapters import permutation_metrics as pm
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.core import scores
 from lmms_agentic.adapters.samples import read_record
+from lmms_agentic.report import caveats, run_files
+from lmms_agentic.report.run_files import NoResultsError, ReportInputError, RunFiles
+
+__all__ = ["EXCLUDED_FROM_BREAKDOWNS", "NoResultsError", "ReportInputError", "Variant", "collect", "latest_results",
+           "read_results", "records", "render_markdown", "summary", "write_report"]
 
 EXCLUDED_FROM_BREAKDOWNS = "unknown"
-
-
-class ReportInputError(ValueError):
-    """An input is not an lmms-eval output (folder without results, unreadable results or sample file); the
-    message names the path."""
-
-
-class NoResultsError(ReportInputError, FileNotFoundError):
-    """A folder holds no `*_results.json`."""
 
 
 @dataclass
@@ -57,53 +56,27 @@ class Variant:
 
 
 def latest_results(folder: Path) -> Path:
-    """The newest `*_results.json` under `folder` (lmms-eval may add a model sub-folder); a results file itself is
-    returned as is."""
-    if folder.is_file() and folder.name.endswith("_results.json"):
-        return folder
-    if not folder.exists():
-        raise NoResultsError(f"{folder}: no such file or folder")
-    found = sorted(folder.rglob("*_results.json"), key=lambda p: p.name) if folder.is_dir() else []
-    if not found:
-        raise NoResultsError(f"{folder}: not an lmms-eval output (no *_results.json in it; lmms-eval writes one "
-                             "into its --output_path)")
-    return found[-1]
+    """The newest results file under `folder` (either harness; lmms-eval may add a model sub-folder); a results
+    file itself is returned as is."""
+    return run_files.results_files(Path(folder))[-1].path
 
 
 def read_results(results_file: Path) -> dict[str, Any]:
-    """The results JSON of a run; `ReportInputError` naming the file when it is not lmms-eval's."""
-    try:
-        data = json.loads(results_file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportInputError(f"{results_file}: not an lmms-eval results file ({exc})") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
-        raise ReportInputError(f"{results_file}: not an lmms-eval results file (no 'results' table)")
-    return data
+    """The results JSON of a run in lmms-eval's shape (``run_files.read_results``)."""
+    return run_files.read_results(Path(results_file))
 
 
 def records(sample_file: Path) -> list[dict[str, Any]]:
-    """The sample records of one `*_samples_<task>.jsonl` file, sorted by item id (lmms-eval writes rank by rank)."""
-    items = []
-    with sample_file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            try:
-                line_data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ReportInputError(f"{sample_file}, line {number}: not a JSON sample line ({exc})") from exc
-            if not isinstance(line_data, dict):
-                raise ReportInputError(f"{sample_file}, line {number}: not an lmms-eval sample line (not an object)")
-            record = read_record(line_data)
-            if record is not None:
-                items.append(record)
+    """The sample records of one sample file, sorted by item id (lmms-eval writes rank by rank)."""
+    items = [record for _, line in run_files.sample_lines(sample_file) if (record := read_record(line)) is not None]
     return sorted(items, key=lambda item: str(item["id"]))
 
 
-def collect(results_file: Path) -> tuple[dict[str, Any], list[Variant]]:
-    """The results JSON and one `Variant` per top-level group or standalone task that logged samples."""
-    results = read_results(results_file)
-    stamp = results_file.name.removesuffix("_results.json")
-    samples = {p.name.removeprefix(f"{stamp}_samples_").removesuffix(".jsonl"): p
-               for p in results_file.parent.glob(f"{stamp}_samples_*.jsonl")}
+def collect(source: Path | RunFiles) -> tuple[dict[str, Any], list[Variant]]:
+    """The results JSON and one `Variant` per top-level MCQ group or standalone task that logged samples;
+    ``source`` is a run (``run_files.open_run``), a run folder or one results file."""
+    run = source if isinstance(source, RunFiles) else run_files.open_run(Path(source))
+    results, samples = run.results, run.samples
     groups: Mapping[str, list[str]] = {name: subtasks for name, subtasks in results.get("group_subtasks", {}).items()
                                        if subtasks}
     members = {task for subtasks in groups.values() for task in subtasks}
@@ -186,51 +159,33 @@ def _calibration(v: Variant) -> str:
     return f"{_fmt(error)} ({len(scored)}/{len(v.items)} stated)"
 
 
-def _value(value: float, scale: str) -> str:
-    """Percent-scale values with one decimal, 0-1 scale values with two (as each benchmark's paper prints them)."""
-    return "n/a" if value != value else (f"{value:.1f}" if scale == "percent" else f"{value:.2f}")
-
-
-def _other_tasks(results: Mapping[str, Any], shown: set[str]) -> list[str]:
-    """lmms-eval's own numbers for the top-level tasks and groups without MCQ records (e.g. Agent-X)."""
-    groups: Mapping[str, list[str]] = results.get("group_subtasks", {})
-    members = {task for subtasks in groups.values() for task in subtasks}
-    lines: list[str] = []
-    for name in sorted(n for n in results.get("results", {}) if n not in shown and n not in members):
-        row = results["results"][name]
-        owner = benchmarks.benchmark_of_task(name)
-        scale = owner.scale if owner is not None else "percent"
-        metrics = {k.removesuffix(",none"): v for k, v in row.items()
-                   if k.endswith(",none") and "_stderr" not in k and isinstance(v, int | float)}
-        if metrics:
-            lines.append(f"| {name} | {scale} | "
-                         + ", ".join(f"{k} {_value(float(v), scale)}" for k, v in sorted(metrics.items())) + " |")
-    if lines:
-        lines = ["", "## Other tasks (lmms-eval's numbers, on each benchmark's scale)", "",
-                 "| task | scale | metrics |", "|---|---|---|", *lines]
-    return lines
-
-
 def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path],
-                    results_file: Path | None = None) -> str:
+                    results_file: Path | None = None, run: RunFiles | None = None) -> str:
     config = results.get("config", {})
+    notes = run.notes if run is not None else []
     lines = [
         "# lmms-agentic run report",
         "",
         f"- model: `{config.get('model')}` `{config.get('model_args') or ''}`",
-        f"- lmms-eval {results.get('lmms_eval_version', '?')}; versions: "
-        + ", ".join(f"{v.name} v{results.get('versions', {}).get(v.name, '?')}" for v in variants),
-        "- accuracy in %; unanswered items count as wrong (papers' convention); "
-        "rows without a domain/ability label count only in `all`.",
-        "- `score` is lmms-eval's headline metric for the task or group (its benchmark's convention, e.g. AgentVQA's "
-        "mean of domains); `pooled acc` is correct / all rows of the variant, counted as the headline counts "
-        "(RoboVista: the runner's parser); `strict acc` uses the strict extractor where that differs; "
-        "letter shares and `no answer` always use the strict extractor.",
-        "",
-        "| benchmark / variant | n | score | pooled acc [95% CI] | strict acc | no answer | calibration error "
-        "| gold-letter shares | predicted-letter shares |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+        *caveats.header_lines(results, notes),
     ]
+    if variants:
+        lines += [
+            "- task versions: " + ", ".join(f"{v.name} v{results.get('versions', {}).get(v.name, '?')}"
+                                            for v in variants),
+            "- accuracy in %; unanswered items count as wrong (papers' convention); "
+            "rows without a domain/ability label count only in `all`.",
+            "- `score` is the harness's headline metric for the task or group (its benchmark's convention, e.g. "
+            "AgentVQA's mean of domains); `pooled acc` is correct / all rows of the variant, counted as the headline "
+            "counts (RoboVista: the runner's parser); `strict acc` uses the strict extractor where that differs; "
+            "letter shares and `no answer` always use the strict extractor.",
+            "",
+            "| benchmark / variant | n | score | pooled acc [95% CI] | strict acc | no answer | calibration error "
+            "| gold-letter shares | predicted-letter shares |",
+            "|---|---:|---:|---:|---:|---:|---:|---|---|",
+        ]
+    else:
+        lines.append("- no multiple-choice task with sample records in this run (MCQ tables left out)")
     for v in variants:
         gold = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "answer").items())
         pred = ", ".join(f"{k} {p:.0f}%" for k, p in letter_shares(v.items, "pred").items())
@@ -241,7 +196,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
                      f"{_fmt(scores.accuracy(v.items, field))} "
                      f"{_ci(v.items, field)} | "
                      f"{strict} | {_fmt(no_answer)} | {_calibration(v)} | {gold} | {pred} |")
-    lines += _other_tasks(results, {v.name for v in variants})
+    lines += caveats.other_tasks(results, {v.name for v in variants}, _lines_of(run))
     permuted = [v for v in variants if v.permuted]
     if permuted:
         lines += ["", "## Option permutations (pooled over each variant; strict letters; CIs clustered by question)",
@@ -252,8 +207,9 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
         from lmms_agentic.report.loops import loop_section
 
         lines += loop_section(results, variants, results_file)
-    lines += ["", "## Breakdowns (accuracy as the benchmark's headline counts it)", "",
-              "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
+    if variants:
+        lines += ["", "## Breakdowns (accuracy as the benchmark's headline counts it)", "",
+                  "| variant | by | value | n | acc |", "|---|---|---|---:|---:|"]
     for v in variants:
         for field in v.benchmark.breakdowns:
             if all(field in item for item in v.items):
@@ -263,30 +219,35 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
     return "\n".join(lines) + "\n"
 
 
-def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
-    """Grouped bar chart: headline accuracy per domain (x) for each variant (bars)."""
-    import matplotlib
+def _lines_of(run: RunFiles | None) -> Callable[[str], list[dict[str, Any]]]:
+    """The sample lines of a task and its subtasks (none without the run's files)."""
+    def lines_of(task: str) -> list[dict[str, Any]]:
+        if run is None:
+            return []
+        groups = run.results.get("group_subtasks", {}) or {}
+        todo, found = [task], []
+        while todo:
+            name = todo.pop()
+            todo += groups.get(name) or []
+            path = run.sample_file(name)
+            found += [line for _, line in run_files.sample_lines(path)] if path is not None else []
+        return found
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    return lines_of
+
+
+def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
+    """Grouped bar chart: headline accuracy per domain (x) for each variant (bars); zero and missing values are
+    marked (``figures.grouped_bars``)."""
+    from lmms_agentic.report import figures
 
     domains = sorted({str(i["domain"]) for v in variants for i in v.items} - {EXCLUDED_FROM_BREAKDOWNS})
-    width = 0.8 / max(1, len(variants))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(domains)), 4.0))
-    for k, v in enumerate(variants):
+    nan = float("nan")
+    series = []
+    for v in variants:
         table = scores.breakdown(v.items, "domain", v.correct_field)
-        values = [table.get(d, (float("nan"), 0))[0] for d in domains]
-        ax.bar([x + k * width for x in range(len(domains))], values, width, label=v.name)
-    ax.set_xticks([x + width * (len(variants) - 1) / 2 for x in range(len(domains))])
-    ax.set_xticklabels([d.replace("_", "\n") for d in domains], fontsize=8)
-    ax.set_ylabel("accuracy (%)")
-    ax.set_ylim(0, 100)
-    ax.legend(fontsize=7)
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(target, dpi=110)
-    plt.close(fig)
-    return target
+        series.append(figures.Series(v.name, {d: (table[d][0], nan, nan) for d in domains if d in table}, {}))
+    return figures.grouped_bars(domains, series, target, title, "accuracy (%)", (0.0, 100.0))
 
 
 def summary(text: str) -> str:
@@ -295,42 +256,23 @@ def summary(text: str) -> str:
 
 
 def write_report(folder: Path) -> tuple[Path, str]:
-    """Write the markdown report and charts next to the newest results file; returns (path, text)."""
-    results_file = latest_results(folder)
-    results, variants = collect(results_file)
-    stamp = results_file.name.removesuffix("_results.json")
+    """Write the markdown report and charts next to the run's newest results file (every results file of the model
+    in ``folder`` combined, see ``run_files.open_run``); returns (path, text)."""
+    run = run_files.open_run(Path(folder))
+    results, variants = collect(run)
+    stamp, parent = run.stamp, run.results_file.parent
     by_benchmark: dict[str, list[Variant]] = {}
     for v in variants:
         by_benchmark.setdefault(v.benchmark.name, []).append(v)
     model = results.get("config", {}).get("model", "?")
-    charts = [plot_domains(vs, results_file.parent / f"{stamp}_{name}_domains.png",
-                           f"{name}: accuracy per domain (model: {model})")
-              for name, vs in sorted(by_benchmark.items())]
-    text = render_markdown(results, variants, charts, results_file)
-    target = results_file.parent / f"{stamp}_report.md"
-    target.write_text(text)
+    target = parent / f"{stamp}_report.md"
+    try:
+        charts = [plot_domains(vs, parent / f"{stamp}_{name}_domains.png",
+                               f"{name}: accuracy per domain (model: {model})")
+                  for name, vs in sorted(by_benchmark.items())]
+        text = render_markdown(results, variants, charts, run.results_file, run)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise ReportInputError(f"{target}: cannot write the report ({exc.strerror or exc}); make the folder "
+                               "writable or copy the run elsewhere") from exc
     return target, text
-
-
-def compare_runs(folder_a: Path, folder_b: Path) -> str:
-    """Paired comparison of two runs (two models, or two settings) on the variants both ran: accuracy of each,
-    the difference B - A with a paired bootstrap 95% interval (clustered by question), and McNemar's exact test."""
-    _, variants_a = collect(latest_results(folder_a))
-    _, variants_b = collect(latest_results(folder_b))
-    by_name = {v.name: v for v in variants_b}
-    lines = [f"Paired comparison: A = {folder_a}, B = {folder_b} (accuracy %, B - A)", "",
-             "| variant | common items | acc A | acc B | B - A [95% CI] | only B right | only A right | McNemar p |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
-    for va in variants_a:
-        vb = by_name.get(va.name)
-        if vb is None:
-            continue
-        cluster = "group_id" if va.permuted else None
-        r = stats.paired_comparison(va.items, vb.items, key=va.correct_field, cluster_key=cluster)
-        low, high = r["diff_ci95"]
-        lines.append(f"| {va.name} | {r['n_common']} | {_fmt(r['acc_a'])} | {_fmt(r['acc_b'])} | "
-                     f"{r['diff']:+.1f} [{_fmt(low)}, {_fmt(high)}] | {r['b_only_correct']} | "
-                     f"{r['a_only_correct']} | {r['mcnemar_p']:.3g} |")
-    if len(lines) == 4:
-        lines.append("| (no variant in common) | | | | | | | |")
-    return "\n".join(lines)

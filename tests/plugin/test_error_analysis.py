@@ -263,7 +263,8 @@ def _csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_constructed_run_gives_the_known_distribution(tmp_path: Path, judge_env: ScriptedJudgeServer) -> None:
+def test_constructed_run_gives_the_known_distribution(tmp_path: Path, judge_env: ScriptedJudgeServer,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
     folder = constructed_run(tmp_path / "run", KNOWN)
     out = tmp_path / "out"
     assert cli.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--verify", "5",
@@ -307,9 +308,15 @@ def test_constructed_run_gives_the_known_distribution(tmp_path: Path, judge_env:
     assert cli.main(["agreement", str(out / "verify.csv"), "--json", str(out / "a.json")]) == 0
 
     judge_env.reset()  # a rerun is served from the judge cache
+    filled = (out / "verify.csv").read_bytes()
+    capsys.readouterr()
     assert cli.main(["errors", str(folder), "--data", "mini", "--output", str(out), "--quiet",
                           "--video-frames", "3", "--no-verify-media"]) == 0
     assert judge_env.request_count == 1  # only the unscored reply is asked again
+    assert (out / "verify.csv").read_bytes() == filled, "the hand-filled verification is kept"
+    assert len(_csv(out / "verify_2.csv")) == 13  # --verify 100: every judged assignment
+    assert f"kept your {out / 'verify.csv'} (5 row(s) with verified_mode filled); this run's verification subset " \
+           f"is {out / 'verify_2.csv'}" in capsys.readouterr().out
 
 
 def test_dry_run_sends_nothing(tmp_path: Path, judge_env: ScriptedJudgeServer) -> None:
@@ -319,6 +326,26 @@ def test_dry_run_sends_nothing(tmp_path: Path, judge_env: ScriptedJudgeServer) -
     lines = [json.loads(line) for line in (tmp_path / "out" / "requests.jsonl").read_text().splitlines()]
     assert len(lines) == 5 and judge_env.request_count == 0  # one per domain
     assert all(line["images"] > 0 and line["template"].startswith("agentvqa/error_mode/") for line in lines)
+
+
+def test_a_run_without_samples_or_with_a_truncated_results_file_is_named(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    folder = constructed_run(tmp_path / "run", KNOWN)
+    results = folder / "20260101_000000_results.json"
+    text = results.read_text()
+    results.write_text(text[: len(text) // 2])
+    assert cli.main(["errors", str(folder), "--dry-run", "--quiet"]) == 1
+    assert re.fullmatch(
+        f"lmms-agentic errors: error: {re.escape(str(results))}: not a valid results file, JSON error at line 1 "
+        r"column \d+ \(the file ends early: the run was interrupted while writing it, or the disk was full\); "
+        "rerun the evaluation or pass another run", capsys.readouterr().err.strip())
+    results.write_text(text)
+    for sample in folder.glob("*_samples_*.jsonl"):
+        sample.unlink()
+    assert cli.main(["errors", str(folder), "--dry-run", "--quiet"]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"lmms-agentic errors: error: {results}: the run logged no samples (no sample file next to it), so there "
+        "are no predictions to analyse; rerun the evaluation with --log_samples")
 
 
 def test_agreement_rejects_labels_outside_the_row_taxonomy(tmp_path: Path) -> None:

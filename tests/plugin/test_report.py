@@ -84,15 +84,16 @@ def test_inputs_that_are_not_lmms_eval_outputs_are_named(tmp_path: Path) -> None
 
     from lmms_agentic.report import NoResultsError, ReportInputError
 
-    with pytest.raises(NoResultsError, match=f"{tmp_path}: not an lmms-eval output"):
+    with pytest.raises(NoResultsError, match=f"{tmp_path}: not an lmms-eval or lm-eval output"):
         write_report(tmp_path)
     (tmp_path / "x_results.json").write_text("[]")
-    with pytest.raises(ReportInputError, match=r"x_results.json: not an lmms-eval results file \(no 'results'"):
+    with pytest.raises(ReportInputError,
+                       match=r"x_results.json: not an lmms-eval or lm-eval results file \(no 'results'"):
         write_report(tmp_path)
     _write_run(tmp_path)
     (tmp_path / "x_results.json").unlink()
     (tmp_path / "20260101_000000_samples_bench_y.jsonl").write_text("[1]\n")
-    with pytest.raises(ReportInputError, match=r"samples_bench_y.jsonl, line 1: not an lmms-eval sample line"):
+    with pytest.raises(ReportInputError, match=r"samples_bench_y.jsonl, line 1: not a sample line"):
         write_report(tmp_path)
 
 
@@ -130,3 +131,94 @@ def test_no_loops_gives_one_line(tmp_path: Path) -> None:
         path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     _, text = write_report(tmp_path)
     assert "No reply ends in a thinking loop" in text
+
+
+# ---------------------------------------------------------------- run folders: several runs, lm-eval, partial runs
+def test_a_folder_with_two_runs_of_one_model_reports_both_with_a_note(tmp_path: Path) -> None:
+    from tests.reproduce.agentx_runs import write_agentx_run
+    from tests.reproduce.conftest import write_run
+
+    write_run(tmp_path, lambda b, d, i: i % 2 == 0, model_args="model=Qwen/Qwen2.5-VL-7B-Instruct", items=4)
+    write_agentx_run(tmp_path, [1.0, 0.5], stamp="20260107_000000")
+    _, text = write_report(tmp_path)
+    assert "- note: combined 2 runs of this model" in text
+    assert "| robovista |" in text and "| agentvqa |" in text and "| agentx | unit |" in text
+    write_agentx_run(tmp_path, [0.0, 0.0], stamp="20260108_000000")  # Agent-X again: the newer one wins
+    _, text = write_report(tmp_path)
+    assert "ground_s 0.00" in text and "older results of agentx in 20260107_000000_results.json are replaced" in text
+
+
+def test_a_folder_with_runs_of_two_models_names_the_folders(tmp_path: Path) -> None:
+    import pytest
+
+    from lmms_agentic.report import ReportInputError
+    from tests.reproduce.agentx_runs import write_agentx_run
+
+    write_agentx_run(tmp_path / "m1", [1.0])
+    write_agentx_run(tmp_path / "m2", [1.0], model_args="model=other")
+    with pytest.raises(ReportInputError, match=r"holds runs of 2 models .* pass one model's folder"):
+        write_report(tmp_path)
+
+
+def test_agentx_only_run_partial_versions_and_coverage(tmp_path: Path) -> None:
+    from tests.reproduce.agentx_runs import write_agentx_run
+
+    results = write_agentx_run(tmp_path, [1.0, 0.0, None, 1.0], limit=4)
+    data = json.loads(results.read_text())
+    data["lmms_eval_version"] = "main@2bc4ca0"  # what lmms-eval records: the launch folder's git commit
+    results.write_text(json.dumps(data))
+    _, text = write_report(tmp_path)
+    assert "no multiple-choice task with sample records in this run" in text
+    assert "| benchmark / variant |" not in text and "## Breakdowns" not in text
+    assert "**PARTIAL RUN**: --limit 4" in text
+    assert "lmms-eval not recorded (the results file's lmms_eval_version 'main@2bc4ca0' is the git branch" in text
+    assert "ground_s 0.67 (3/4 judged, 75%; LOW COVERAGE" in text and "exact_match_acc 0.50," in text
+    data["lmms_agentic"] = {"version": "0.1.0", "lmms_eval": "0.7.3"}
+    results.write_text(json.dumps(data))
+    assert "- harness: lmms-eval 0.7.3; lmms-agentic 0.1.0" in write_report(tmp_path)[1]
+
+
+def test_compare_two_agentx_runs_per_metric(tmp_path: Path) -> None:
+    from lmms_agentic.report import compare_runs
+    from tests.reproduce.agentx_runs import write_agentx_run
+
+    write_agentx_run(tmp_path / "a", [0.0, 0.5, 1.0, None])
+    write_agentx_run(tmp_path / "b", [1.0, 1.0, 1.0, 1.0])
+    table = compare_runs(tmp_path / "a", tmp_path / "b")
+    assert "no variant in common" not in table
+    assert "| agentx | ground_s | 3 | 0.50 | 1.00 | +0.50 [" in table
+    assert "| agentx | exact_match_acc | 4 | 0.50 | 0.50 | +0.00 [" in table
+
+
+def test_a_truncated_results_or_sample_file_is_named_with_its_cause(tmp_path: Path) -> None:
+    import pytest
+
+    from lmms_agentic.report import ReportInputError
+
+    _write_run(tmp_path)
+    results = tmp_path / "20260101_000000_results.json"
+    results.write_text(results.read_text()[:40])
+    with pytest.raises(ReportInputError, match=r"20260101_000000_results.json: not a valid results file, JSON error "
+                                               r"at line 1 column \d+ \(the file ends early"):
+        write_report(tmp_path)
+    _write_run(tmp_path)
+    sample = tmp_path / "20260101_000000_samples_bench_x.jsonl"
+    sample.write_text(sample.read_text()[:-30])
+    with pytest.raises(ReportInputError, match=r"samples_bench_x.jsonl, line 2: .*the file was cut off"):
+        write_report(tmp_path)
+
+
+def test_an_lm_eval_folder_gives_the_same_report(tmp_path: Path) -> None:
+    """The same records in lm-eval's layout (results_<date>.json, samples_<task>_<date>.jsonl, model_args as a
+    dict) give the same tables as in lmms-eval's."""
+    from tests.reproduce.agentx_runs import write_agentx_run
+
+    write_agentx_run(tmp_path / "lmms", [1.0, 0.0, None, 1.0])
+    write_agentx_run(tmp_path / "lm", [1.0, 0.0, None, 1.0], layout="lm-eval", stamp="2026-01-05T00-00-00.000001")
+    lmms, lm = write_report(tmp_path / "lmms")[1], write_report(tmp_path / "lm")[1]
+    assert "- harness: lm-eval not recorded" in lm
+
+    def body(text: str) -> str:
+        return text.split("## Other tasks")[1]
+
+    assert body(lmms) == body(lm)

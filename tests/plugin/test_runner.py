@@ -60,15 +60,12 @@ def test_a_data_error_ends_the_run_once_with_the_fix(tmp_path: Path) -> None:
     raw.map(lambda row: {"domain": "Field robotics" if row["domain"] == "agriculture" else row["domain"]}) \
         .to_parquet(str(copy / "train-00000-of-00001.parquet"))
     env = {**os.environ, "LMMS_AGENTIC_DATA": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1"}
-    started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "lmms_agentic", "run", "--", "--model", "dummy", "--tasks",
                            "robovista_cot", "--output_path", str(tmp_path / "out")], env=env, capture_output=True,
                           text=True, timeout=600, check=False)
-    elapsed = time.monotonic() - started
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("lmms-agentic run: FAILED: Error during evaluation: robovista: unknown domain")
     assert "'Field robotics' (3 rows)" in last
     log = (tmp_path / "out" / "lmms_eval.log").read_text()
-    assert log.count("Traceback (most recent call last)") == 1 and "RetryError" not in log
-    assert elapsed < 60, f"{elapsed:.0f} s: the deterministic error must not be retried"
+    assert log.count("Traceback (most recent call last)") == 1 and "RetryError" not in log  # raised once: no retry
