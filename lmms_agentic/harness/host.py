@@ -195,13 +195,18 @@ def install_task_path() -> bool:
 
 
 def redact_secrets(text: str, environ: Any = None) -> str:
-    """``text`` with the values of ``SECRET_ENV_VARS`` (from ``environ``, default ``os.environ``) and every
-    Hugging-Face-token-shaped string replaced by ``***``."""
+    """``text`` with the values of ``SECRET_ENV_VARS`` (from ``environ``, default ``os.environ``), every known
+    secret of ``judges.secrets`` (secret-named variables, URL credentials) and every Hugging-Face-token-shaped
+    string replaced by ``***``."""
+    from lmms_agentic.judges.secrets import redactor
+
     env = os.environ if environ is None else environ
     for name in SECRET_ENV_VARS:
         value = env.get(name, "")
         if len(value) >= 8:  # a short value would redact ordinary words
             text = text.replace(value, "***")
+    # every other secret-named variable and the credentials written into any URL (judge, model endpoint)
+    text = redactor(environ=env).text(text)
     return _HF_TOKEN_SHAPE.sub("***", text)
 
 

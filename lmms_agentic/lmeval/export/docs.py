@@ -17,6 +17,7 @@ from pathlib import Path
 from lmms_agentic.adapters import benchmarks, reference
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.lmeval.export.layout import ExportedTask
+from lmms_agentic.lmeval.export.upstream import is_thin
 
 SKIPPED_SECTIONS = ("Tasks", "Tasks and variants")
 COMMANDS = {
@@ -164,6 +165,45 @@ def _index_line(benchmark: Benchmark, harness: str, description: str) -> str:
     return f"| [{benchmark.name}]({benchmark.name}/README.md) | {description} | Image, Text |"
 
 
+DEPENDENCIES = {
+    "lmms-eval": "only what lmms-eval installs (`datasets`, `pillow`); nothing to add to its extras.",
+    "lm-eval": ("`datasets` (lm-eval installs it) and `pillow`, which lm-eval installs only with its `dev` extra\n"
+                "(`pip install lm-eval[dev]`; its multimodal model backends import it too); no other package."),
+}
+
+
+def _thin_notes(benchmark: Benchmark, harness: str, where: str) -> str:
+    """The notes of a core-based export (nothing in them names the exporting project)."""
+    name = benchmark.name
+    revision = (f"pinned to `{benchmark.source.revision}`" if benchmark.source.revision else
+                "`main` in `_default_template_yaml` (a TODO comment marks it): replace it with the dataset's "
+                f"current commit (`huggingface-cli repo info {benchmark.source.hub_id} --repo-type dataset`)")
+    return f"""## {benchmark.title} (`{name}`)
+
+Files: `{TASK_DIRS[harness]}/{name}/` and `{TEST_DIRS[harness]}/test_{name}.py`, at the same paths in the
+{harness} repository. Line for {where}:
+
+    {_index_line(benchmark, harness, benchmark.paper)}
+
+Dependencies: {DEPENDENCIES[harness]}
+
+Checks, in a checkout of {harness} with these files in place:
+
+    pre-commit run --files {TASK_DIRS[harness]}/{name}/*.py {TEST_DIRS[harness]}/test_{name}.py
+    python -m pytest {TEST_DIRS[harness]}/test_{name}.py
+    {COMMANDS[harness].format(task=name)}
+
+Still needed before opening the pull request:
+
+- dataset access: `{benchmark.source.hub_id}` must be reachable (`huggingface-cli login` and accept its terms if it
+  is gated); the revision is {revision};
+- a full run on a public model (drop `--limit 8` above) whose headline number is within the published margin
+  (README "Published numbers"), attached to the pull request with its `results.json`;
+- permission for the verbatim prompts and parsers whose source repository states no licence (README "Licences
+  of verbatim material"), and the contributor agreement if the harness's CLA bot asks for one.
+"""
+
+
 def pr_notes(out_dir: Path, harness: str) -> str:
     """UPSTREAM_PR.md for every benchmark exported for `harness` under `out_dir`."""
     exported = sorted(p.name for p in (out_dir / TASK_DIRS[harness]).iterdir() if p.is_dir())
@@ -172,6 +212,9 @@ def pr_notes(out_dir: Path, harness: str) -> str:
     blocks = []
     for name in exported:
         benchmark = benchmarks.get(name)
+        if is_thin(harness, name):
+            blocks.append(_thin_notes(benchmark, harness, where))
+            continue
         schema = "; the release schema is still an assumption, see the README" if benchmark.schema_assumed else ""
         judge = ", with a judge endpoint for the judged metrics" if benchmark.judged else ""
         blocks.append(f"""## {benchmark.title} (`{name}`)

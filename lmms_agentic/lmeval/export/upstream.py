@@ -1,0 +1,105 @@
+"""Core-based upstream export: the benchmark core as sibling modules plus a thin `utils.py` in the harness's idiom.
+
+Used for the benchmarks and harnesses listed in `THIN_HOOKS`; the others still take the inlined bundle (`glue`).
+The folder holds the task YAMLs (from the benchmark's lmms-eval tasks, `layout`), the copied core (`cores`), the
+hand-written hooks (`hooks_<benchmark>`), a README in the harness's template (`readme`) and, outside the folder, a
+test file (`testgen`). Differences from the plugin's tasks, all on purpose:
+
+- data: `dataset_path` is the benchmark's Hub dataset with the manifest's revision (`main` plus a to-do comment
+  when the manifest pins none); the plugin's data locations, schema overrides and bad-record skipping stay there;
+- metrics: the plugin-only diagnostics (`PLUGIN_ONLY_METRICS`) are left out; every other metric keeps its name;
+- metadata: only `version` (the plugin's own keys are dropped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lmms_agentic.adapters.benchmarks import Benchmark
+from lmms_agentic.lmeval.export import cores, hooks_robovista
+from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
+from lmms_agentic.lmeval.generate import Block, dump
+from lmms_agentic.lmeval.sources import Ref
+
+PACKAGES = {"lmms-eval": "lmms_eval", "lm-eval": "lm_eval"}
+THIN_HOOKS = {(harness, "robovista"): hooks_robovista.utils_source for harness in ("lmms-eval", "lm-eval")}
+PLUGIN_ONLY_METRICS = ("loop_rate", "truncation_rate")
+KEPT_METADATA = ("version",)
+REVISION_TODO = "main  # TODO: pin the dataset commit (the exporting project pins none yet)"
+HEADER = "# {title} ({benchmark})\n"
+
+
+def is_thin(harness: str, benchmark: str) -> bool:
+    return (harness, benchmark) in THIN_HOOKS
+
+
+def _clean(config: dict[str, Any], revision: str | None) -> dict[str, Any]:
+    """A task or group config without the plugin's metrics and metadata keys, with the revision set."""
+    out = dict(config)
+    for key in ("metric_list", "aggregate_metric_list"):
+        if key in out:
+            out[key] = [m for m in out[key] if m.get("metric") not in PLUGIN_ONLY_METRICS]
+    if "metadata" in out:
+        out["metadata"] = {k: v for k, v in out["metadata"].items() if k in KEPT_METADATA}
+    if "dataset_path" in out:
+        kwargs = dict(out.get("dataset_kwargs") or {})
+        kwargs["revision"] = revision or "__REVISION__"
+        out["dataset_kwargs"] = Block(kwargs)
+    return out
+
+
+def yaml_files(benchmark: Benchmark, harness: str) -> tuple[list[ExportedTask], dict[str, str]]:
+    """The exported tasks and the YAML text of each file (the shared template first)."""
+    tasks = exported_tasks(benchmark, harness, Names())
+    for task in tasks:
+        if harness == "lm-eval" and not task.source.is_group:
+            _lm_eval_hooks(task)
+        task.config = _clean(task.config, benchmark.source.revision)
+    template, own = split_template(tasks)
+    header = HEADER.format(title=benchmark.title, benchmark=benchmark.name)
+
+    def text(config: dict[str, Any]) -> str:
+        return (header + dump(config)).replace("revision: __REVISION__", f"revision: {REVISION_TODO}")
+
+    files = {"_default_template_yaml": text(template)}
+    files.update({str(yaml_path(task)): text(own[task.source.name]) for task in tasks})
+    return tasks, files
+
+
+def _rows_function(task: ExportedTask) -> str:
+    return task.source.hook("process_docs").rpartition(".")[2]
+
+
+def _lm_eval_hooks(task: ExportedTask) -> None:
+    """lm-eval: each task scores with its own process_results (the source's), not one shared hook."""
+    task.config["process_results"] = Ref(f"utils.{task.source.hook('process_results').rpartition('.')[2]}")
+
+
+def utils_text(harness: str, benchmark: str, tasks: list[ExportedTask]) -> str:
+    leaves = [t for t in tasks if not t.source.is_group]
+    build = THIN_HOOKS[(harness, benchmark)]
+    if harness == "lm-eval":
+        return build(harness, PACKAGES[harness], {t.source.name: t.source.kwargs() for t in leaves},
+                     {t.source.name: _rows_function(t) for t in leaves})
+    return build(harness, PACKAGES[harness])
+
+
+def folder_files(benchmark: Benchmark, harness: str,
+                 readme: Callable[[Benchmark, str, list[ExportedTask]], str]) -> tuple[list[ExportedTask],
+                                                                                        dict[str, str]]:
+    """Every file of the task folder (name -> text) and the exported tasks."""
+    tasks, files = yaml_files(benchmark, harness)
+    core = cores.exported_core(benchmark.name, PACKAGES[harness])
+    clash = sorted(set(core) & {"utils.py", *files})
+    if clash:
+        raise cores.CoreExportError(f"core modules {clash} would replace a file of the task folder")
+    files.update(core)
+    files["utils.py"] = utils_text(harness, benchmark.name, tasks)
+    files["README.md"] = readme(benchmark, harness, tasks)
+    return tasks, files
+
+
+def python_files(folder: Path, files: dict[str, str]) -> list[Path]:
+    return [folder / name for name in sorted(files) if name.endswith(".py")]

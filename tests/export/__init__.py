@@ -1,0 +1,1 @@
+"""Tests of the upstream exports: output safety and the core-based task folders."""

@@ -1,0 +1,156 @@
+"""The core-based RoboVista exports (lmms-eval and lm-eval), checked as a maintainer would: their size, that
+nothing in them names this package, the README template, the harness's style, their own tests, and every metric
+equal to the plugin's.
+
+The metric check runs the exported hooks where `lmms_agentic` cannot be imported (`tests.lmeval.isolation`): the mini
+split is loaded with `datasets` as the harness loads `dataset_path`, every leaf task's `process_docs` and
+`process_results` run on every document with the benchmark's example replies, and each metric is aggregated with
+the YAML's aggregation; the plugin does the same in this process.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lmms_agentic.adapters import benchmarks
+from lmms_agentic.lmeval.export import export, formatting, task_folder, upstream
+from lmms_agentic.lmeval.export.testfile import _plugin_environment
+from lmms_agentic.lmeval.sources import source_tasks
+from lmms_agentic.lmeval.task_functions import placeholder, resolve
+
+from ..lmeval.isolation import run_isolated
+
+pytestmark = pytest.mark.e2e
+BENCHMARK = "robovista"
+HARNESSES = ("lmms-eval", "lm-eval")
+TESTS = {"lmms-eval": "test/eval/test_robovista.py", "lm-eval": "tests/test_robovista.py"}
+MINI = benchmarks.get(BENCHMARK).folder / "data" / "mini" / "data" / "train-00000-of-00001.parquet"
+
+SCRIPT = r'''
+import importlib, json, math, sys, datasets, yaml
+class L(yaml.SafeLoader): pass
+L.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+package, folder, parquet, tasks = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+utils = importlib.import_module(f"{package}.tasks.robovista.utils")
+raw = datasets.load_dataset("parquet", data_files={"train": parquet}, split="train")
+template = yaml.load(open(f"{folder}/_default_template_yaml"), L)
+out = {}
+for name, replies_per_row in tasks.items():
+    config = {**template, **yaml.load(open(f"{folder}/{name}.yaml"), L)}
+    if "include" in config and config["include"] != "_default_template_yaml":
+        config = {**yaml.load(open(f"{folder}/{config['include']}"), L), **config}
+    docs = getattr(utils, config["process_docs"].split(".")[1])(raw)
+    score = getattr(utils, config["process_results"].split(".")[1])
+    values = {}
+    for doc, replies in zip(docs, replies_per_row):
+        for reply in replies:
+            for metric, value in score(doc, [reply]).items():
+                values.setdefault(metric, []).append(value)
+    aggregated = {}
+    for entry in config["metric_list"]:
+        aggregate = getattr(utils, entry["aggregation"].split(".")[1])
+        aggregated[entry["metric"]] = aggregate(values.get(entry["metric"], []))
+    out[name] = aggregated
+print("RESULT" + json.dumps(out))
+'''
+
+
+@pytest.fixture(scope="module", params=HARNESSES)
+def harness(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="module")
+def exported(harness: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp(f"core_export_{harness}")
+    export(harness, BENCHMARK, root)
+    return root
+
+
+def _package(harness: str) -> str:
+    return upstream.PACKAGES[harness]
+
+
+def test_the_folder_meets_the_size_and_naming_rules(exported: Path, harness: str) -> None:
+    folder = task_folder(exported, harness, BENCHMARK)
+    utils = folder / "utils.py"
+    assert len(utils.read_text().splitlines()) <= 1500 and utils.stat().st_size <= 100_000
+    mentions = [p for p in exported.rglob("*") if p.is_file() and re.search(r"lmms[_-]agentic", p.read_text(), re.I)]
+    assert mentions == []
+    template = (folder / "_default_template_yaml").read_text()
+    assert f"dataset_path: {benchmarks.get(BENCHMARK).source.hub_id}" in template
+    assert re.search(r"revision: main +# TODO: pin", template), "an unknown revision is a visible placeholder"
+    for path in folder.glob("*yaml*"):
+        assert "mcq" not in path.read_text() and "loop_rate" not in path.read_text(), path.name
+
+
+def test_the_readme_follows_the_template(exported: Path, harness: str) -> None:
+    readme = (task_folder(exported, harness, BENCHMARK) / "README.md").read_text()
+    assert len(readme.splitlines()) <= 150
+    assert readme.count("### Checklist") == 1 and readme.count("### Changelog") == 1
+    assert "@inproceedings{xie2026robovista," in readme and re.search(r"\| GPT-4o \| 49\.6 \|", readme)
+    assert "Licences of verbatim material" in readme and "Apache-2.0" in readme
+
+
+def test_python_follows_the_harness_style(exported: Path, harness: str) -> None:
+    folder = task_folder(exported, harness, BENCHMARK)
+    formatting.check_files(harness, [*sorted(folder.glob("*.py")), exported / TESTS[harness]])
+
+
+def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str) -> None:
+    done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(exported),
+                                   str(exported / TESTS[harness])], {}, cwd=exported,
+                        task_dirs={f"{_package(harness)}.tasks": str(task_folder(exported, harness, BENCHMARK).parent)})
+    assert done.returncode == 0 and re.search(r"\d+ passed", done.stdout), done.stdout[-3000:] + done.stderr[-2000:]
+    assert "failed" not in done.stdout and "skipped" not in done.stdout
+
+
+@functools.cache
+def _plugin_metrics() -> tuple[dict[str, list[list[str]]], dict[str, dict[str, float]]]:
+    bench = benchmarks.get(BENCHMARK)
+    replies: dict[str, list[list[str]]] = {}
+    results: dict[str, dict[str, float]] = {}
+    with _plugin_environment(bench):
+        for source in source_tasks(bench):
+            if source.is_group or "permutations" in source.relative.parts:
+                continue
+            docs = resolve(source.hook("process_docs"))(placeholder(source.placeholder(bench.folder.parent)))
+            score = resolve(source.hook("process_results"))
+            per_row = [bench.package().example_replies(dict(doc)) for doc in docs]
+            values: dict[str, list[Any]] = {}
+            for doc, row_replies in zip(docs, per_row, strict=True):
+                for reply in row_replies:
+                    for metric, value in score(dict(doc), [reply]).items():
+                        values.setdefault(metric, []).append(value)
+            results[source.name] = {entry["metric"]: resolve(str(entry["aggregation"]))(values[entry["metric"]])
+                                    for entry in source.config["metric_list"]
+                                    if entry["metric"] not in upstream.PLUGIN_ONLY_METRICS}
+            replies[source.name] = per_row
+    return replies, results
+
+
+def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, harness: str, tmp_path: Path) -> None:
+    replies, plugin = _plugin_metrics()
+    folder = task_folder(exported, harness, BENCHMARK)
+    package = _package(harness)
+    (tmp_path / "_export_metrics.py").write_text(SCRIPT)  # run as <package>._export_metrics (isolation's module path)
+    done = run_isolated(f"{package}._export_metrics", [package, str(folder), str(MINI), json.dumps(replies)], {},
+                        cwd=exported, task_dirs={f"{package}.tasks": str(folder.parent), package: str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    ours = json.loads(done.stdout.rpartition("RESULT")[2])
+    compared = 0
+    for task, values in plugin.items():
+        assert set(ours[task]) == set(values), task
+        for metric, value in values.items():
+            theirs = ours[task][metric]
+            assert (math.isnan(value) and math.isnan(theirs)) or value == theirs, f"{task} {metric}"
+            compared += 1
+    non_trivial = [v for task in plugin.values() for v in task.values() if not math.isnan(v) and 0 < v < 100]
+    assert compared > 200 and len(non_trivial) > compared // 2

@@ -1,0 +1,131 @@
+"""The core-based exports tried as a new contributor tries them: in a venv with only the harness (`fresh`), the folder
+copied into the installed harness, its own test run there, then the mini split through the harness CLI against a
+loopback OpenAI-compatible model whose replies make every metric non-trivial, and every metric equal to the plugin's
+(the plugin's tasks, same CLI and same replies, in this venv).
+
+Harnesses: `EXPORT_HARNESSES` (comma-separated; default `lm-eval`). lmms-eval's venv pulls torch and its CUDA
+libraries (several GB), so it is opt-in: `EXPORT_HARNESSES=lm-eval,lmms-eval make test-export`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lmms_agentic.adapters import benchmarks
+from lmms_agentic.lmeval.export import HARNESS_DIRS, export, task_folder, upstream
+
+from ..lmeval import hfcache, loopback
+from . import fresh
+
+pytestmark = pytest.mark.e2e
+BENCHMARK = "robovista"
+TASKS = ["robovista", "robovista_icl"]
+"""The domain group (zero-shot) and the ICL group (every breakdown plus confidence and calibration metrics)."""
+OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           "OPENAI_API_KEY": "loopback"}
+HARNESSES = [h.strip() for h in os.environ.get("EXPORT_HARNESSES", "lm-eval").split(",") if h.strip()]
+
+
+def _book() -> loopback.ReplyBook:
+    from lmms_agentic.tasks.robovista import hooks
+
+    book = loopback.ReplyBook()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("LMMS_AGENTIC_DATA", "mini")
+        for row in hooks.all_docs().select_columns(["question", "options", "answer"]):
+            book.add_mcq(row["question"], list(row["options"]), row["answer"])
+    return book
+
+
+def _args(harness: str, url: str, output: Path, include: str | None) -> list[str]:
+    if harness == "lm-eval":
+        args = ["--model", "local-chat-completions", "--model_args",
+                f"model=loopback-vlm,base_url={url}/chat/completions,max_images=64,num_concurrent=4",
+                "--apply_chat_template"]
+    else:
+        args = ["--model", "openai", "--model_args", f"model_version=loopback-vlm,base_url={url}"]
+    args += ["--tasks", ",".join(TASKS), "--output_path", str(output)]
+    return args + (["--include_path", include] if include else [])
+
+
+def _results(harness: str, output: Path, log: str) -> dict[str, dict[str, Any]]:
+    pattern = "*_results.json" if harness == "lmms-eval" else "results_*.json"
+    found = sorted(output.rglob(pattern))
+    assert found, f"{harness} wrote no results file:\n{log[-4000:]}"
+    results: dict[str, dict[str, Any]] = json.loads(found[-1].read_text())["results"]
+    return results
+
+
+def _metrics(values: dict[str, Any]) -> dict[str, float]:
+    return {key: value for key, value in values.items() if key.endswith(",none") and "_stderr" not in key
+            and isinstance(value, (int, float)) and key.split(",")[0] not in upstream.PLUGIN_ONLY_METRICS}
+
+
+def _run(harness: str, python: str, book: loopback.ReplyBook, output: Path, env: dict[str, str],
+         include: str | None) -> dict[str, dict[str, Any]]:
+    module = "lm_eval" if harness == "lm-eval" else "lmms_eval"
+    with loopback.model_server(book) as server:
+        done = subprocess.run([python, "-m", module, *_args(harness, server.base_url, output, include)], env=env,
+                              cwd=output.parent, capture_output=True, text=True, timeout=900, check=False)
+    log = done.stdout + done.stderr
+    assert done.returncode == 0 and "Traceback (most recent call last)" not in log, log[-6000:]
+    return _results(harness, output, log)
+
+
+@pytest.fixture(scope="module")
+def hf_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Hugging Face home holding the mini split under the Hub id the exported YAML names."""
+    home = tmp_path_factory.mktemp("hf_home")
+    bench = benchmarks.get(BENCHMARK)
+    hfcache.seed(home, bench.source.hub_id, bench.source.split, bench.folder / "data" / "mini")
+    return home
+
+
+@pytest.mark.parametrize("harness", HARNESSES)
+def test_a_fresh_harness_runs_the_export_with_the_plugins_numbers(harness: str, hf_home: Path,
+                                                                  tmp_path: Path) -> None:
+    python = fresh.harness_venv(harness)
+    out = tmp_path / "checkout"
+    export(harness, BENCHMARK, out)
+    fresh.install_folder(python, harness, task_folder(out, harness, BENCHMARK))
+    test_file = out / HARNESS_DIRS[harness][1] / f"test_{BENCHMARK}.py"
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("LMMS_AGENTIC", "PYTHON"))}
+    env.update(OFFLINE, HF_HOME=str(hf_home), HF_DATASETS_CACHE=str(hf_home / "datasets"))
+
+    own = subprocess.run([str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)], env=env,
+                         cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False)
+    assert own.returncode == 0 and "passed" in own.stdout, own.stdout[-3000:] + own.stderr[-2000:]
+    probe = subprocess.run([str(python), "-c", "import lmms_agentic"], env=env, cwd=tmp_path, capture_output=True,
+                           text=True, check=False)
+    assert probe.returncode != 0, "the fresh venv must not have lmms-agentic"
+
+    book = _book()
+    exported = _run(harness, str(python), book, tmp_path / "export_run", env, None)
+    plugin_env = {**os.environ, **OFFLINE, "LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_CACHE": "off",
+                  "LMMS_AGENTIC_CACHE": str(tmp_path / "plugin_cache")}
+    include = None
+    if harness == "lm-eval":
+        done = subprocess.run([sys.executable, "-m", "lmms_agentic", "lmeval-tasks-dir"], env=plugin_env,
+                              capture_output=True, text=True, check=True)
+        include = done.stdout.strip()
+    plugin = _run(harness, sys.executable, book, tmp_path / "plugin_run", plugin_env, include)
+
+    compared, non_trivial = 0, 0
+    for task, values in exported.items():
+        ours, theirs = _metrics(plugin[task]), _metrics(values)
+        assert set(ours) == set(theirs), f"{task}: {sorted(set(ours) ^ set(theirs))}"
+        for key, value in ours.items():
+            assert (math.isnan(value) and math.isnan(theirs[key])) or value == theirs[key], f"{task} {key}"
+            compared += 1
+            non_trivial += 0 < value < 100
+    assert set(TASKS) <= set(exported) and compared > 50 and non_trivial > compared // 3
+    shutil.rmtree(fresh.site_packages(python) / fresh.PACKAGES[harness] / "tasks" / BENCHMARK)
