@@ -23,6 +23,7 @@ from typing import Any
 
 from lmms_agentic.adapters import bad_records
 from lmms_agentic.adapters.bad_records import BadRecordsError, Exclusion
+from lmms_agentic.adapters.data import DataLoadError
 from lmms_agentic.adapters.documents import ReleaseColumnsError
 from lmms_agentic.adapters.release_schema import OVERRIDE_FILE, ReleaseSchema, ResolvedSchema, SchemaOverrideError
 from lmms_agentic.tasks.agentx.core.records import (
@@ -70,6 +71,11 @@ class RawRelease:
         return len(self.entries) + len(self.repeated_keys)
 
 
+class DataJsonError(DataLoadError, ValueError):
+    """data.json cannot be read as a release (not UTF-8, not JSON, nested too deep, not a mapping): deterministic, so
+    lmms-eval's dataset-loading retry gives up at once (``DataLoadError``); still a ``ValueError`` for callers."""
+
+
 def read_data_json(folder: Path) -> RawRelease:
     """The raw `data.json` of a dataset folder, repeated keys detected; a missing or unreadable file names the
     path."""
@@ -91,7 +97,7 @@ def read_data_json(folder: Path) -> RawRelease:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
-        raise ValueError(f"{path} is not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start} (line {line}) "
+        raise DataJsonError(f"{path} is not UTF-8 text: byte {raw[exc.start]:#04x} at offset {exc.start} (line {line}) "
                          "cannot be decoded; re-save the file as UTF-8") from None
     deep: dict[str, str] = {}
     try:
@@ -101,11 +107,11 @@ def read_data_json(folder: Path) -> RawRelease:
             text, deep = _without_deep_entries(text, path)
             data = json.loads(text, object_pairs_hook=pairs_hook)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+        raise DataJsonError(f"{path} is not valid JSON: {exc}") from exc
     except RecursionError:
         raise _file_too_deep(path) from None
     if not isinstance(data, _JsonObject):
-        raise ValueError(f"{path} must map task keys to records, got {type(data).__name__}")
+        raise DataJsonError(f"{path} must map task keys to records, got {type(data).__name__}")
     return RawRelease(path, dict(data), tuple(data.repeated), deep)
 
 
@@ -115,8 +121,8 @@ _TEXT_NESTING = MAX_NESTING + 3
 object come before a record field's own MAX_NESTING levels."""
 
 
-def _file_too_deep(path: Path) -> ValueError:
-    return ValueError(f"{path} nests lists or objects more than {_TEXT_NESTING} levels deep outside any record; it "
+def _file_too_deep(path: Path) -> DataJsonError:
+    return DataJsonError(f"{path} nests lists or objects more than {_TEXT_NESTING} levels deep outside any record; it "
                       "is not a release's data.json (download the release's file again)")
 
 
@@ -292,5 +298,5 @@ def load(folder: Path, generative_ids: Collection[str], schema: ResolvedSchema |
                     "excluded: %s", BENCHMARK, len(repeated), bad_records.SKIP_ENV,
                     ", ".join(e.record_id for e in repeated[: bad_records.SHOWN]))
     if not rows:
-        raise ValueError(f"{raw.path} holds no usable Agent-X records")
+        raise DataJsonError(f"{raw.path} holds no usable Agent-X records")
     return Loaded(sorted(rows, key=row_order), raw.occurrences, excluded + repeated)

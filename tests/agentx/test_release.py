@@ -349,3 +349,17 @@ def test_a_parsed_reply_without_a_final_answer_is_not_a_parse_failure(monkeypatc
 ])
 def test_parse_failure_rate_counts_only_unreadable_replies(stored: str | None, counts: float) -> None:
     assert aggregations.parse_failure_rate([{"id": "0", "parse_failure": stored}]) == counts
+
+
+@pytest.mark.parametrize("content", [b"\xff\xfe not utf-8", b"{not json", b"[1, 2]", b"[" * 5000 + b"]" * 5000, b"{}"],
+                         ids=["not-utf8", "not-json", "not-a-mapping", "nested-too-deep", "no-records"])
+def test_an_unreadable_data_json_is_an_error_lmms_eval_does_not_retry(tmp_path: Path, content: bytes) -> None:
+    """lmms-eval retries dataset loading except on the plugin's deterministic errors: each way data.json cannot be
+    read must be one of them (a retry re-reads the same bytes), and must name the file."""
+    from lmms_agentic.harness.host import deterministic_errors
+    from lmms_agentic.tasks.agentx.release import load
+
+    (tmp_path / "data.json").write_bytes(content)
+    with pytest.raises(deterministic_errors()) as caught:
+        load(tmp_path, generative_ids=())
+    assert str(tmp_path / "data.json") in str(caught.value)
