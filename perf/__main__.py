@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 
 from perf.common import RESULTS, Figure, machine
 
-SECTIONS = ("parsers", "aggregate", "judge", "startup", "media", "hook_overhead", "memory")
+SECTIONS = ("parsers", "aggregate", "judge", "startup", "media", "hook_overhead", "memory", "agentx_tools")
 
 
 def _row(figure: Figure) -> str:

@@ -10,6 +10,10 @@ the same reply, so it cannot show that metrics survive sharding. This model:
 - `policy=replay,replay=/path/replies.json` answers from a JSON object mapping the document's own `id` (the
   project's stable id, not lmms-eval's row index) to a reply — for scripted end-to-end checks of free-form tasks
   such as Agent-X, and for re-scoring saved replies; an id without a reply gets "" (scored as no output);
+- `policy=script,script=/path/script.json` plays multi-turn episodes (`generate_until_agentic` tasks such as
+  `agentx_tools`): a JSON object mapping the document's `id` to a list of replies, the n-th request for that
+  document gets the n-th reply (the last one again once the list is used up, so a list of one tool call never
+  finishes); an id without a script gets "";
 - calls the task's `doc_to_visual` for every request, so media loading and decoding are exercised.
 
 Use: `lmms-eval --model agentic_scripted --model_args policy=hash,letters=ABCD ...`. It is registered through
@@ -33,12 +37,17 @@ class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
     is_simple = True
 
     def __init__(self, policy: str = "hash", letter: str = "A", letters: str = "ABCD", touch_visuals: bool = True,
-                 replay: str = "", **kwargs: Any) -> None:
+                 replay: str = "", script: str = "", **kwargs: Any) -> None:
         super().__init__()
-        if policy not in ("hash", "constant", "replay"):
-            raise ValueError(f"policy must be 'hash', 'constant' or 'replay', got {policy!r}")
+        if policy not in ("hash", "constant", "replay", "script"):
+            raise ValueError(f"policy must be 'hash', 'constant', 'replay' or 'script', got {policy!r}")
         if policy == "replay" and not replay:
             raise ValueError("policy=replay needs replay=/path/to/replies.json (a JSON object: document id -> reply)")
+        if policy == "script" and not script:
+            raise ValueError("policy=script needs script=/path/to/script.json (a JSON object: document id -> "
+                             "list of replies)")
+        self.script: dict[str, list[str]] = json.loads(Path(script).read_text()) if script else {}
+        self.turns: dict[tuple[str, str], int] = {}
         self.policy, self.letter, self.letters = policy, str(letter), str(letters)
         self.replies: dict[str, str] = json.loads(Path(replay).read_text()) if replay else {}
         self.touch_visuals = str(touch_visuals).lower() not in ("0", "false", "no")
@@ -51,11 +60,17 @@ class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
     def device(self) -> Any:
         return self._device
 
-    def reply(self, context: str, doc: Any = None) -> str:
+    def reply(self, context: str, doc: Any = None, task: str = "") -> str:
         if self.policy == "constant":
             return self.letter
         if self.policy == "replay":
             return self.replies.get(str(doc["id"]) if doc is not None else "", "")
+        if self.policy == "script":
+            key = str(doc["id"]) if doc is not None else ""
+            replies = self.script.get(key) or [""]
+            turn = self.turns.get((task, key), 0)
+            self.turns[(task, key)] = turn + 1
+            return str(replies[min(turn, len(replies) - 1)])
         digest = int(hashlib.sha256(context.encode()).hexdigest(), 16)
         return self.letters[digest % len(self.letters)]
 
@@ -66,7 +81,7 @@ class ScriptedChoice(lmms):  # type: ignore[misc]  # lmms-eval is untyped
             doc = self.task_dict[task][split][doc_id]
             if self.touch_visuals:
                 doc_to_visual(doc)
-            replies.append(self.reply(context, doc))
+            replies.append(self.reply(context, doc, task))
         print(f"agentic_scripted rank {self.rank}/{self.world_size}: answered {len(replies)} requests",
               file=sys.stderr, flush=True)
         return replies

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lmms_agentic.tasks.agentx import core
+from lmms_agentic.tasks.agentx.tools.execution import EXECUTION_METRICS
 
 if TYPE_CHECKING:
     import datasets
 
-METRICS = core.metrics.METRICS
+METRICS = (*core.metrics.METRICS, *EXECUTION_METRICS)
+"""The one-shot protocol's metrics, then the execution metrics of `agentx_tools` (`tools/execution.py`)."""
 
 
 def load_docs() -> datasets.Dataset:

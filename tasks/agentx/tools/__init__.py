@@ -1,0 +1,7 @@
+"""Agent-X with executed tools (`agentx_tools`): a plugin layer beside the one-shot `agentx` protocol.
+
+Owns the tool runtime (`catalogue` typing from `core/toolmeta.json`, `runtime` with per-tool limits and backends,
+`sandbox` for the code-running tools, `local`/`model_tools`/`replay`/`server` backends), the multi-turn protocol on
+lmms-eval's `generate_until_agentic` (`protocol`, `hooks`), the execution metrics (`execution`) and the batched
+round loop (`batched`).  Nothing here is imported by `tasks/agentx/core`: subprocesses and sockets stay in the plugin.
+"""

@@ -1,0 +1,207 @@
+"""The executed multi-turn protocol of `agentx_tools`: prompt, reply format, one round of the loop.
+
+Declared format (shown to the model in `instructions()`): every reply is exactly one JSON object, either a tool call
+`{"thought": "...", "tool": "<name>", "arguments": {...}}` or the end `{"thought": "...", "final_answer": {"value":
+"...", "justification": "..."}}` (a plain string answer is accepted).  The object may be fenced or surrounded by
+prose; it is read with `json.loads`, then `ast.literal_eval`, never executed.  A reply with no such object, or with
+both a call and an answer, is an invalid step: the model is told why and the loop goes on.
+
+Each round's context is the whole transcript as text (lmms-eval's agentic loop sends one user turn per round):
+instructions and catalogue, the query, then every earlier reply with its observation.  Visuals are the task's images
+(or its sampled video frames) as `image_1..image_n`, then each image a tool returned, appended as a new visual.
+The loop ends with a final answer or at the declared step limit (`max_steps` replies), whichever comes first.
+`state` (JSON-able) holds every round; lmms-eval logs it per round (`--agentic_trace_mode full`).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from PIL import Image
+
+from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue_text
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
+
+PROTOCOL_VERSION = "1"
+_FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
+
+
+def instructions(max_steps: int) -> str:
+    return "\n".join((
+        "You are an intelligent multi-modal agent. Answer the query about the given visual content by calling tools, "
+        "one tool per reply; you will receive each tool's real output before your next reply.",
+        "",
+        "Tools (arguments by name; an image argument names an image of this task: image_1, image_2, ...):",
+        catalogue_text(),
+        "",
+        "Reply with exactly one JSON object and nothing else, either a tool call:",
+        '{"thought": "why this tool", "tool": "<tool name>", "arguments": {"<argument>": <value>}}',
+        "or, when you can answer:",
+        '{"thought": "how the outputs answer the query", "final_answer": {"value": "<answer>", '
+        '"justification": "<why>"}}',
+        f"You have at most {max_steps} replies in total; the last one must be the final answer.",
+    ))
+
+
+def image_names(start: int, count: int) -> str:
+    return ", ".join(f"image_{i}" for i in range(start + 1, start + count + 1))
+
+
+def initial_context(query: str, n_inputs: int, max_steps: int) -> str:
+    return f"{instructions(max_steps)}\n\nImages of this task: {image_names(0, n_inputs)}.\n\nQuery: {query}\n"
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str
+    """"call", "final" or "invalid"."""
+    thought: str = ""
+    tool: Any = None
+    arguments: Any = None
+    value: str = ""
+    justification: str = ""
+    error: str = ""
+
+
+def _objects(text: str) -> list[str]:
+    """Top-level {...} spans of `text` (strings respected)."""
+    spans, depth, start, in_string, escape = [], 0, -1, False, False
+    for index, char in enumerate(text):
+        if in_string:
+            escape = (char == "\\") and not escape
+            if char == '"' and not escape:
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char == "{":
+            start = index if depth == 0 else start
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start:index + 1])
+    return spans
+
+
+def _load(span: str) -> Any:
+    try:
+        return json.loads(span)
+    except json.JSONDecodeError:
+        try:
+            return ast.literal_eval(span)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+
+
+def parse_reply(text: str) -> Action:
+    """The action of one reply (see the module docstring)."""
+    body = text or ""
+    fenced = _FENCE.findall(body)
+    candidates = [obj for part in (fenced or [body]) for obj in _objects(part)]
+    found = [data for data in map(_load, candidates) if isinstance(data, dict)]
+    actions = [data for data in found if "tool" in data or "final_answer" in data]
+    if not actions:
+        return Action("invalid", error="no JSON object with \"tool\" or \"final_answer\" was found")
+    if len(actions) > 1:
+        return Action("invalid", error="the reply holds several actions; send one tool call or the final answer")
+    data = actions[0]
+    thought = str(data.get("thought", "") or "")
+    if "tool" in data and "final_answer" in data:
+        return Action("invalid", thought, error="the reply has both a tool call and a final answer; send one")
+    if "final_answer" in data:
+        answer = data["final_answer"]
+        if isinstance(answer, Mapping):
+            return Action("final", thought, value=str(answer.get("value", "") or ""),
+                          justification=str(answer.get("justification", "") or ""))
+        return Action("final", thought, value="" if answer is None else str(answer),
+                      justification=str(data.get("justification", "") or ""))
+    return Action("call", thought, tool=data.get("tool"), arguments=data.get("arguments", {}))
+
+
+def new_state(n_inputs: int) -> dict[str, Any]:
+    return {"protocol": PROTOCOL_VERSION, "n_inputs": n_inputs, "rounds": [], "finished": False,
+            "stopped": None, "final_answer": None}
+
+
+def transcript(query: str, state: Mapping[str, Any], max_steps: int) -> str:
+    """The next round's context: the initial context and every round so far."""
+    parts = [initial_context(query, int(state["n_inputs"]), max_steps)]
+    for entry in state["rounds"]:
+        parts.append(f"Reply {entry['round']}:\n{entry['reply']}\nObservation {entry['round']}: {entry['observation']}")
+    left = max_steps - len(state["rounds"])
+    parts.append("This is your last reply: give the final answer now." if left == 1
+                 else f"Your next reply (one JSON object; {left} replies left):")
+    return "\n\n".join(parts)
+
+
+def round_step(doc: Mapping[str, Any], reply: str, state: dict[str, Any], visuals: list[Image.Image],
+               runtime: ToolRuntime, max_steps: int) -> tuple[dict[str, Any], Image.Image | None]:
+    """Apply one reply: execute its call (or record its answer or its format error); returns the round entry and the
+    new visual, if the tool produced one.  `state` and `visuals` are the episode's, updated in place."""
+    number = len(state["rounds"]) + 1
+    action = parse_reply(reply)
+    entry: dict[str, Any] = {"round": number, "reply": reply, "kind": action.kind, "thought": action.thought,
+                             "tool": None, "arguments": None, "valid": False, "status": None, "backend": None,
+                             "seconds": 0.0, "image": None, "gold_step": None, "cached": False,
+                             "observation": ""}
+    produced: Image.Image | None = None
+    if action.kind == "final":
+        state["finished"] = True
+        state["final_answer"] = {"value": action.value, "justification": action.justification}
+        entry["observation"] = "(final answer received)"
+    elif action.kind == "invalid":
+        entry["observation"] = f"Invalid reply: {action.error}. Reply with one JSON object as described."
+    else:
+        bound = bind(action.tool, action.arguments, len(visuals), int(state["n_inputs"]))
+        entry["tool"] = bound.tool
+        entry["arguments"] = action.arguments if isinstance(action.arguments, Mapping) else str(action.arguments)
+        if isinstance(bound, CallError):
+            entry.update(status="invalid_arguments", observation=bound.message)
+        else:
+            entry.update(_execute(doc, bound, state, visuals, runtime))
+            produced = visuals[-1] if entry["image"] else None
+    state["rounds"].append(entry)
+    if not state["finished"] and number >= max_steps:
+        state["stopped"] = "step_limit"
+    return entry, produced
+
+
+def _execute(doc: Mapping[str, Any], call: BoundCall, state: Mapping[str, Any], visuals: list[Image.Image],
+             runtime: ToolRuntime) -> dict[str, Any]:
+    used = [entry["gold_step"] for entry in state["rounds"] if entry.get("gold_step") is not None]
+    observed = runtime.execute(doc, call, visuals, used)
+    result: dict[str, Any] = {"arguments": dict(call.arguments), "valid": True, "status": observed.status,
+                              "backend": observed.backend, "seconds": round(observed.seconds, 4),
+                              "gold_step": observed.gold_step, "cached": observed.cached,
+                              "observation": observed.text}
+    if observed.image is not None:
+        visuals.append(observed.image)
+        name = f"image_{len(visuals)}"
+        result["image"] = name
+        result["observation"] = f"{observed.text} (attached as {name})"
+    return result
+
+
+def episode_payload(state: Mapping[str, Any]) -> str:
+    """The terminal response lmms-eval stores for the document (starts with "{", as its loop requires)."""
+    return json.dumps({"agentx_tools": PROTOCOL_VERSION, "state": state}, ensure_ascii=False)
+
+
+def state_of(response: str) -> dict[str, Any] | None:
+    """The episode state inside a stored response (ours, or lmms-eval's step-limit fallback); None if absent."""
+    try:
+        data = json.loads(response)
+    except (TypeError, json.JSONDecodeError):
+        return None
+    state = data.get("state") if isinstance(data, dict) else None
+    return state if isinstance(state, dict) and "rounds" in state else None
+
+
+def visuals_after(inputs: Sequence[Image.Image], produced: Sequence[Image.Image]) -> list[Image.Image]:
+    return [*inputs, *produced]
