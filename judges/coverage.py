@@ -2,6 +2,10 @@
 
 Owns: ``coverage_summary`` (mean over scored items, coverage, counts and unscored reasons), the low-coverage
 warning (or error in strict mode) and the two float-returning helpers for lmms-eval aggregation functions.
+The warning names the cause it saw (``low_coverage_cause``: no judge set, judge unreachable, rate-limited, replies
+that do not parse, refusals, no judge result logged) and the fix for that cause.  It is logged once per run: the
+first judged metric below the threshold logs it with its counts; every later one is only recorded, and at the end
+of the process (``atexit``) one summary line gives each such metric's scored/total counts.
 An unscored item is never counted as 0: it leaves the mean and lowers the coverage.  No scored items -> the mean
 is NaN (never 0) and coverage is 0.  Means are exactly rounded sums (``math.fsum``), so they do not depend on the
 order items arrive in: 1 and N processes (whose gathered order differs) report byte-identical values.
@@ -14,6 +18,7 @@ plain numbers, or None (an item with no judge result at all: reason "missing").
 
 from __future__ import annotations
 
+import atexit
 import logging
 import math
 import os
@@ -56,6 +61,37 @@ class CoveragePolicy:
         return cls(minimum, strict)
 
 
+RATE_LIMITED = "rate_limited"
+"""Not an unscored reason of its own: a transport failure whose detail is an HTTP 429 (counted apart for the
+warning, whose fix differs)."""
+_JUDGE = f"{ENV['base_url']} with {ENV['model']}, or {ENV['preset']} (gpt-4o, qwen3-14b-local)"
+_RERUN = "and rerun; answers already cached are not re-sent"
+CAUSES: Mapping[str, tuple[str, str]] = {
+    "not_configured": ("no judge set", f"set {_JUDGE} {_RERUN}"),
+    "transport_error": ("the judge was unreachable",
+                        f"check that {ENV['base_url']} answers (URL, network, {ENV['api_key']}) {_RERUN}"),
+    "judge_unavailable": ("the judge was unreachable (the client stopped asking after repeated failures)",
+                          f"check that {ENV['base_url']} answers (URL, network, {ENV['api_key']}) {_RERUN}"),
+    RATE_LIMITED: ("the judge rate-limited the requests (HTTP 429)",
+                   f"lower {ENV['concurrency']} or raise the endpoint's rate limit {_RERUN}"),
+    "parse_failure": ("judge replies that do not parse",
+                      f"use a judge that follows the template's reply format (the paper's: {ENV['preset']}); the raw "
+                      "replies are in the samples' judge records"),
+    "refusal": ("the judge refused", f"use another judge model ({ENV['preset']})"),
+    MISSING: ("items with no judge result logged",
+              f"rescore the run with a judge set (python -m lmms_agentic rescore RUN, with {_JUDGE})"),
+}
+_recorded: dict[str, list[str]] = {}
+"""Low-coverage metrics of this process since the warning: metric -> ["scored/total", ...]."""
+_cause_logged: list[str] = []
+
+
+def _read_detail(item: Any) -> str:
+    if isinstance(item, JudgeResult):
+        return item.detail or ""
+    return str(item.get("detail") or "") if isinstance(item, Mapping) else ""
+
+
 def _read(item: Any, dimension: str | None) -> tuple[float | None, str | None]:
     """(score, None) for a scored item, (None, reason) otherwise."""
     if item is None:
@@ -69,6 +105,8 @@ def _read(item: Any, dimension: str | None) -> tuple[float | None, str | None]:
     else:
         raise TypeError(f"cannot read a judge score from {type(item).__name__}")
     if reason is not None:
+        if reason in ("transport_error", "judge_unavailable") and "HTTP 429" in _read_detail(item):
+            return None, RATE_LIMITED
         return None, str(reason)
     value = dims.get(dimension) if dimension is not None else score
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -115,17 +153,52 @@ def _check(metric: str, summary: Mapping[str, Any], policy: CoveragePolicy) -> N
         return
     if coverage >= policy.min_coverage:
         return
-    reasons = ", ".join(f"{k}={v}" for k, v in summary["unscored_reasons"].most_common())
+    causes = low_coverage_causes(summary["unscored_reasons"])
     message = (
         f"LOW JUDGE COVERAGE for {metric}: {n_scored}/{total} items scored ({coverage:.1%} < "
-        f"{policy.min_coverage:.0%}); unscored: {reasons}. The reported mean covers scored items only. "
-        f"Fix: point LMMS_AGENTIC_JUDGE_BASE_URL (with LMMS_AGENTIC_JUDGE_MODEL, or set LMMS_AGENTIC_JUDGE_PRESET) "
-        f"at a reachable judge and rerun; answers already cached are not re-sent. "
+        f"{policy.min_coverage:.0%}); cause: {'; '.join(f'{cause} ({n})' for cause, n, _ in causes)}. The reported "
+        f"mean covers scored items only. Fix: {'; '.join(dict.fromkeys(fix for _, _, fix in causes))}. "
         f"Set {ENV['strict_coverage']}=1 to make this an error."
     )
     if policy.strict:
         raise JudgeCoverageError(message)
-    log.warning("%s", message)
+    _recorded.setdefault(metric, []).append(f"{n_scored}/{total}")
+    seen = [cause for cause, _, _ in causes]
+    if all(cause in _cause_logged for cause in seen):
+        return
+    if not _cause_logged:
+        atexit.register(_log_run_summary)
+    _cause_logged.extend(cause for cause in seen if cause not in _cause_logged)
+    log.warning("%s Other judged metrics with low coverage are listed once at the end of the run.", message)
+
+
+def low_coverage_causes(reasons: Mapping[str, int]) -> list[tuple[str, int, str]]:
+    """(cause, items, fix) for each unscored reason of a metric, most frequent first."""
+    unknown = ("unscored items of another kind", f"see the samples' judge records (detail) and rerun with {_JUDGE}")
+    return [(*CAUSES.get(reason, unknown)[:1], count, CAUSES.get(reason, unknown)[1])
+            for reason, count in Counter(reasons).most_common()]
+
+
+def reset_run_state() -> None:
+    """Forget this process's low-coverage warnings (a new run in the same process, e.g. the next test)."""
+    _recorded.clear()
+    _cause_logged.clear()
+
+
+def run_summary() -> str:
+    """The end-of-run line: every low-coverage judged metric of this process with its scored/total counts
+    (one count per aggregation, e.g. per task); empty when at most one metric was low."""
+    if len(_recorded) < 2:
+        return ""
+    counts = "; ".join(f"{metric} {', '.join(seen)}" for metric, seen in _recorded.items())
+    return (f"LOW JUDGE COVERAGE in this run ({len(_recorded)} judged metrics, scored/total): {counts}. "
+            f"Cause and fix: see the first LOW JUDGE COVERAGE warning above ({'; '.join(_cause_logged)}).")
+
+
+def _log_run_summary() -> None:
+    line = run_summary()
+    if line:
+        log.warning("%s", line)
 
 
 def judged_mean(metric: str, items: Iterable[Any], *, dimension: str | None = None,

@@ -28,6 +28,14 @@ def update_snapshots(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-snapshots"))
 
 
+@pytest.fixture(autouse=True)
+def fresh_judge_coverage_run() -> None:
+    """Each test is its own run for the judge coverage warning (logged once per run, see judges/coverage.py)."""
+    from lmms_agentic.judges import coverage
+
+    coverage.reset_run_state()
+
+
 @pytest.fixture
 def mini_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Point every benchmark at its bundled mini split for the duration of a test."""

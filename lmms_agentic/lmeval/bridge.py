@@ -13,7 +13,12 @@ prompt logic:
 - rendering (`render`) turns the messages into what lm-eval wants: the system turn's text (the task's
   `description` names the virtual field `SYSTEM_FIELD`), the user turn's text with one `<image>` placeholder per
   image in order (`doc_to_text`), and the images in the same order (`doc_to_image`). A video part is refused:
-  lm-eval tasks must sample frames (`video_mode: frames`);
+  lm-eval tasks must sample frames (`video_mode: frames`). lm-eval's local backends (`hf-multimodal`, `vllm-vlm`)
+  put each image at its placeholder; every image is tagged (`IMAGE_MARK` in its `info`) so that
+  `lmms_agentic.lmeval.runtime` can make the API backends do the same for these documents only;
+- no silent image loss: a backend sends at most `max_images` images per request and drops the rest without a
+  word, so `doc_to_image` stops the run (`ImageLimitError`, one line naming `max_images=N`) when a document has
+  more images than the task's `TaskSpec.max_images`;
 - scoring is the task's own `process_results` (the first metric carries the sample record), limited to the task's
   metric list and without the metrics a row does not count for (see `process_results`).
 
@@ -33,6 +38,10 @@ import datasets
 from PIL import Image
 
 IMAGE_TOKEN = "<image>"
+IMAGE_MARK = "lmms_agentic_image"
+"""The `PIL.Image.info` key set on every image a document sends (the API backends' interleaving reads it)."""
+SUGGESTED_MAX_IMAGES = 64
+"""What the image-limit error suggests at least: covers every document of the bundled benchmarks (32 frames)."""
 SYSTEM_FIELD = "lmms_agentic_system_prompt"
 """The document field a task's `description` names: the system prompt, rendered on first use."""
 TASK_FIELD = "lmms_agentic_task"
@@ -55,6 +64,15 @@ class TaskSpec:
     metrics: tuple[str, ...] = ()
     """The task's metric list: other keys `process_results` returns are dropped (lm-eval would average them with
     its `mean` and fail on a dict; lmms-eval logs them and reports nothing), with one warning per task."""
+    max_images: int | None = None
+    """The most images the model receives per request (lm-eval's `max_images` model argument, or its backend's
+    default); a document with more stops the run. None: not known here, not checked."""
+    max_images_source: str = "max_images"
+    """Where `max_images` came from, for the error message (the model argument, or the backend default)."""
+
+
+class ImageLimitError(ValueError):
+    """A document has more images than the model would receive: the rest would be dropped silently."""
 
 
 @dataclass(frozen=True)
@@ -195,9 +213,26 @@ def doc_to_text(doc: Mapping[str, Any]) -> str:
     return as_doc(doc).rendered.text
 
 
+def check_image_limit(doc: Doc, count: int) -> None:
+    """Stop (one line naming the fix) when `count` images exceed what the model receives for this task."""
+    spec = doc.spec
+    if spec.max_images is None or count <= spec.max_images:
+        return
+    wanted = max(SUGGESTED_MAX_IMAGES, count)
+    raise ImageLimitError(
+        f"{spec.task}: document {doc.get('id', '?')} has {count} images but the model receives at most "
+        f"{spec.max_images} ({spec.max_images_source}), so the others would be dropped without a word; pass "
+        f"max_images={wanted} in --model_args (Python: TaskManager(..., metadata={{'max_images': {wanted}}}))")
+
+
 def doc_to_image(doc: Mapping[str, Any]) -> list[Image.Image]:
-    """The user turn's images (video frames included), in prompt order."""
-    return list(as_doc(doc).rendered.images)
+    """The user turn's images (video frames included), in prompt order, each tagged with `IMAGE_MARK`."""
+    found = as_doc(doc)
+    images = list(found.rendered.images)
+    check_image_limit(found, len(images))
+    for image in images:
+        image.info[IMAGE_MARK] = True
+    return images
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> Any:

@@ -22,6 +22,11 @@ for a metric no row counts for, which is what lmms-agentic's `group_mean` skips,
 `weight_by_size` is always written out (lmms-eval's default is false, lm-eval's true). A subtask's size is its
 number of rows under lm-eval, its number of questions for lmms-eval's permutation tasks, so the size-weighted
 metrics of permutation groups are left out (the comment in each such file says so).
+
+Not generated: tasks whose `output_type` lm-eval 0.4.13 cannot run (lmms-eval's multi-turn `generate_until_agentic`),
+tasks whose prompt protocol fixes a video mode other than frames (lm-eval has no video input), and every group that
+includes one; `<benchmark>/NOT_GENERATED.txt` lists them with the reason, so `--tasks` naming
+one fails with lm-eval's "Tasks not found" and the file says why.
 """
 
 from __future__ import annotations
@@ -130,13 +135,39 @@ def _group(source: SourceTask) -> tuple[dict[str, Any], list[str]]:
     return body, notes
 
 
+LMEVAL_OUTPUT_TYPE = "generate_until"
+NOT_GENERATED = "NOT_GENERATED.txt"
+
+
+def unsupported(sources: list[SourceTask]) -> dict[str, str]:
+    """Task and group name -> why lm-eval cannot run it (an output type it lacks, or a member that has one)."""
+    reasons = {s.name: f"output_type {s.config['output_type']} (lm-eval runs {LMEVAL_OUTPUT_TYPE} only)"
+               for s in sources if not s.is_group and s.config.get("output_type", LMEVAL_OUTPUT_TYPE)
+               != LMEVAL_OUTPUT_TYPE}
+    for source in sources:
+        default = (source.config.get("lmms_eval_specific_kwargs") or {}).get("default") or {}
+        if not source.is_group and default.get("video_mode", "frames") != "frames":
+            reasons.setdefault(source.name, f"its prompt protocol sends video as video_mode={default['video_mode']} "
+                                            "(lm-eval has no video input, only sampled frames)")
+    for source in sources:
+        members = source.config.get("task") if source.is_group else None
+        dropped = [m for m in members or [] if isinstance(m, str) and m in reasons]
+        if dropped:
+            reasons[source.name] = f"group of {', '.join(dropped)}"
+    return reasons
+
+
+def _not_generated(benchmark: str, reasons: Mapping[str, str]) -> str:
+    lines = [f"{name}: {why}" for name, why in sorted(reasons.items())]
+    return (HEADER.format(source=f"tasks/{benchmark}/") + "# lmms-eval tasks with no lm-eval translation (run them "
+            "under lmms-eval):\n" + "\n".join(lines) + "\n")
+
+
 def _task(source: SourceTask, tasks_root: Path, include: str) -> dict[str, Any]:
     unknown = source.unknown_keys()
     if unknown:
         raise SourceError(f"{source.path}: no lm-eval translation for {', '.join(unknown)} "
                           "(add it to lmms_agentic/lmeval/sources.py)")
-    if source.config.get("output_type", "generate_until") != "generate_until":
-        raise SourceError(f"{source.path}: only generate_until tasks run under lm-eval with images")
     settings = Block({"task": source.name, "placeholder": source.placeholder(tasks_root),
                 **{key: source.hook(key) for key in ("process_docs", "doc_to_messages", "doc_to_target",
                                                      "process_results")},
@@ -167,8 +198,12 @@ def expected_files(root: Path | None = None) -> dict[Path, str]:
     files: dict[Path, str] = {}
     for benchmark, sources in all_sources(tasks_root).items():
         files[Path(benchmark) / TEMPLATE] = template(benchmark)
+        skipped = unsupported(sources)
+        if skipped:
+            files[Path(benchmark) / NOT_GENERATED] = _not_generated(benchmark, skipped)
         for source in sources:
-            files[Path(benchmark) / source.relative] = render_source(source, tasks_root)
+            if source.name not in skipped:
+                files[Path(benchmark) / source.relative] = render_source(source, tasks_root)
     return files
 
 

@@ -11,7 +11,14 @@ settings row), as a path inside the installed task folder. Data is located exact
 Why `custom_dataset` and not `dataset_path: json`: lm-eval does not resolve a relative `data_files` path against
 the YAML's folder, so the placeholder could only be named by an absolute path, which a committed YAML cannot know.
 
-The document-level hooks are `lmms_agentic.lmeval.bridge`'s.
+The image limit: lm-eval merges the `--model_args` into every task's metadata, which it passes to `custom_dataset`
+too, so `load_docs` sees `max_images` when it is set (`image_limit`). Without it the backend's default applies:
+999 for the local backends (`hf-multimodal`, `vllm-vlm`, recognised by `pretrained`), 1 for the API backends and
+when nothing is known (a `TaskManager` built without metadata); a document with more images stops the run with one
+line naming `max_images=N` (`bridge.ImageLimitError`), so an image is never dropped without a word.
+
+The document-level hooks are `lmms_agentic.lmeval.bridge`'s; importing this module installs
+`lmms_agentic.lmeval.runtime` (images at their placeholders in the API backends, each lm-eval warning once).
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from typing import Any
 
 import datasets
 
+from lmms_agentic.lmeval import runtime
 from lmms_agentic.lmeval.bridge import (
     DocList,
     Hook,
@@ -36,9 +44,13 @@ from lmms_agentic.lmeval.bridge import (
     process_results,
 )
 
-__all__ = ["doc_to_image", "doc_to_target", "doc_to_text", "load_docs", "process_results", "resolve"]
+__all__ = ["doc_to_image", "doc_to_target", "doc_to_text", "image_limit", "load_docs", "process_results", "resolve"]
 SPEC_KEY = "lmms_agentic"
 """The `dataset_kwargs` key holding the task's spec (namespaced: lm-eval also passes its metadata as kwargs)."""
+LOCAL_BACKEND_MAX_IMAGES = 999
+"""lm-eval 0.4.13's `max_images` default of `hf-multimodal` and `vllm-vlm` (the API backends': 1)."""
+
+runtime.install()
 
 
 @functools.cache
@@ -59,12 +71,26 @@ def placeholder(relative: str) -> datasets.Dataset:
     return datasets.Dataset.from_list([json.loads(path.read_text(encoding="utf-8"))])
 
 
-def spec_of(settings: Mapping[str, Any]) -> TaskSpec:
-    """The runtime spec of a generated task's `dataset_kwargs.lmms_agentic` block."""
+def image_limit(metadata: Mapping[str, Any]) -> tuple[int, str]:
+    """(the most images the model receives per request, where that number comes from), from lm-eval's metadata."""
+    if "max_images" in metadata:
+        try:
+            return int(metadata["max_images"]), "max_images in --model_args / metadata"
+        except (TypeError, ValueError):
+            raise ValueError(f"max_images={metadata['max_images']!r} in --model_args is not a whole number") from None
+    if "pretrained" in metadata:
+        return LOCAL_BACKEND_MAX_IMAGES, "the local backends' default max_images"
+    return 1, "lm-eval's API backends default to max_images=1; no max_images was given"
+
+
+def spec_of(settings: Mapping[str, Any], metadata: Mapping[str, Any] | None = None) -> TaskSpec:
+    """The runtime spec of a generated task's `dataset_kwargs.lmms_agentic` block, with the image limit that
+    lm-eval's `metadata` (the model arguments) implies."""
+    limit, source = image_limit(metadata or {})
     return TaskSpec(task=str(settings["task"]), doc_to_messages=resolve(settings["doc_to_messages"]),
                     doc_to_target=resolve(settings["doc_to_target"]),
                     process_results=resolve(settings["process_results"]), kwargs=dict(settings["kwargs"]),
-                    metrics=tuple(settings.get("metrics") or ()))
+                    metrics=tuple(settings.get("metrics") or ()), max_images=limit, max_images_source=source)
 
 
 def load_docs(**kwargs: Any) -> dict[str, DocList]:
@@ -74,4 +100,4 @@ def load_docs(**kwargs: Any) -> dict[str, DocList]:
                          "YAMLs that `python -m lmms_agentic lmeval-tasks-dir` generates")
     settings = kwargs[SPEC_KEY]
     docs = resolve(settings["process_docs"])(placeholder(settings["placeholder"]))
-    return {"test": documents(spec_of(settings), docs)}
+    return {"test": documents(spec_of(settings, kwargs), docs)}

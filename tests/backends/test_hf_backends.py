@@ -108,3 +108,27 @@ def test_preset_hf_arguments_load_the_backend(kind: str, checkpoints: dict[str, 
     args = presets.cpu_model_args(spec, str(checkpoints[kind]))
     lm = models.get_model(spec.model, False).create_from_arg_string(args)
     assert lm is not None
+
+
+def test_lm_eval_hf_multimodal_stops_when_a_documents_images_would_not_all_reach_the_model(
+        checkpoints: dict[str, pathlib.Path], tmp_path: pathlib.Path) -> None:
+    """lm-eval's `hf-multimodal` keeps the first `max_images` images and turns the other placeholders into text: a
+    RoboVista ICL document (an example image and the question's) with `max_images=1` stops before any generation, with
+    one line naming the fix. Its mini-split runs on all three benchmarks: `tests/lmeval/test_readme_commands.py`."""
+    pytest.importorskip("lm_eval")
+    import os
+    import subprocess
+    import sys
+
+    from lmms_agentic.lmeval import tasks_dir
+
+    env = {**os.environ, "LMMS_AGENTIC_DATA": "mini", "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "lm_eval", "--model", "hf-multimodal", "--model_args",
+         f"pretrained={checkpoints['qwen2_5_vl']},max_images=1", "--device", "cpu", "--include_path", tasks_dir(),
+         "--tasks", "robovista_icl_seed0", "--apply_chat_template", "--limit", "1", "--output_path",
+         str(tmp_path / "out")], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False)
+    last = (done.stdout + done.stderr).strip().splitlines()[-1]
+    assert done.returncode != 0 and "ImageLimitError: robovista_icl_seed0: document" in last, last
+    assert "at most 1 (max_images in --model_args" in last and "pass max_images=64" in last
+    assert "Running generate_until requests" not in done.stderr

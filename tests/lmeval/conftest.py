@@ -59,6 +59,8 @@ class HarnessRun:
     log: str
     output: Path
     requests: Counter[loopback.RequestKey]
+    turns: dict[loopback.RequestKey, Counter[loopback.Turn]]
+    """Each request's raw layout (text pieces and images in the order sent), by key."""
 
     @property
     def results_file(self) -> Path:
@@ -139,26 +141,28 @@ def lmms_eval_args(url: str, tasks: list[str], output: Path, include: str | None
     return args + (["--include_path", include] if include else [])
 
 
-def lm_eval_args(url: str, tasks: list[str], output: Path, include: str) -> list[str]:
+def lm_eval_args(url: str, tasks: list[str], output: Path, include: str, max_images: int | None = 64) -> list[str]:
+    limit = f",max_images={max_images}" if max_images is not None else ""
     return ["--model", "local-chat-completions",
-            "--model_args", f"model=loopback-vlm,base_url={url}/chat/completions,max_images=64,num_concurrent=4",
+            "--model_args", f"model=loopback-vlm,base_url={url}/chat/completions{limit},num_concurrent=4",
             "--tasks", ",".join(tasks), "--include_path", include, "--apply_chat_template",
             "--output_path", str(output), "--log_samples"]
 
 
 def _run(harness: str, book: loopback.ReplyBook, output: Path, env: dict[str, str], tasks: list[str],
-         include: str | None, isolated: bool) -> HarnessRun:
+         include: str | None, isolated: bool, max_images: int | None = 64) -> HarnessRun:
     with loopback.model_server(book) as server:
         if harness == "lmms-eval":
             module, args = "lmms_eval", lmms_eval_args(server.base_url, tasks, output, include)
         else:
-            module, args = "lm_eval", lm_eval_args(server.base_url, tasks, output, include or "")
+            module, args = "lm_eval", lm_eval_args(server.base_url, tasks, output, include or "", max_images)
         if isolated:
             done = run_isolated(module, args, env, cwd=output.parent)
         else:
             done = subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=output.parent,
                                   capture_output=True, text=True, timeout=900, check=False)
-        return HarnessRun(harness, done.returncode, done.stdout + done.stderr, output, loopback.requests(server))
+        return HarnessRun(harness, done.returncode, done.stdout + done.stderr, output, loopback.requests(server),
+                          loopback.turns(server))
 
 
 def lmeval_tasks_dir() -> str:
@@ -180,6 +184,27 @@ def plugin_runs(tmp_path_factory: pytest.TempPathFactory, book: loopback.ReplyBo
     for run in runs.values():
         run.assert_ok(tasks)
     return runs
+
+
+def no_judge_env(**extra: str) -> dict[str, str]:
+    """The harness environment with no judge set (the judged metrics stay unscored: not_configured)."""
+    env = _env("", LMMS_AGENTIC_DATA="mini", **extra)
+    for key in ("LMMS_AGENTIC_JUDGE_BASE_URL", "LMMS_AGENTIC_JUDGE_MODEL"):
+        env.pop(key, None)
+    return env
+
+
+@pytest.fixture(scope="session")
+def lm_eval_edge_runs(tmp_path_factory: pytest.TempPathFactory, book: loopback.ReplyBook) -> dict[str, HarnessRun]:
+    """lm-eval runs off the happy path: `no_max_images` (lm-eval's API default of 1 image per request, on the tasks
+    with several), `no_judge` (Agent-X with no judge set)."""
+    root = tmp_path_factory.mktemp("lm-eval-edge")
+    include = lmeval_tasks_dir()
+    return {
+        "no_max_images": _run("lm-eval", book, root / "no_max_images", no_judge_env(),
+                              ["robovista_icl_seed0", "agentvqa_egocentric_videos"], include, False, max_images=None),
+        "no_judge": _run("lm-eval", book, root / "no_judge", no_judge_env(), ["agentx"], include, False),
+    }
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,9 @@ the images first), and a SHA-256 of every image's decoded pixels, in order. The 
   or prose that does not parse;
 - the judge server answers `{"Score": s, ...}` with s in 0.0-1.0 from a hash of the prompt.
 
-`requests(server)` gives the keys of every call received, to check that every image reached the server.
+`requests(server)` gives the keys of every call received, to check that every image reached the server;
+`turns(server)` gives each call's raw layout, by key (`Turn`: the text pieces and images in the order they were
+sent, `<image>` placeholders kept), to compare what two harnesses sent item by item.
 """
 
 from __future__ import annotations
@@ -64,6 +66,59 @@ def request_key(body: Mapping[str, Any]) -> RequestKey:
             elif part.get("type") == "image_url":
                 images.append(_pixels(part["image_url"]["url"]))
     return RequestKey("".join(system), "".join(text).replace(IMAGE_TOKEN, ""), tuple(images))
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A request as sent: the system text and the user turn's parts in order, ("text", text) with adjacent text
+    parts joined and nothing removed, or ("image", pixel hash)."""
+
+    system: str
+    parts: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(value for kind, value in self.parts if kind == "text")
+
+    @property
+    def images(self) -> tuple[str, ...]:
+        return tuple(value for kind, value in self.parts if kind == "image")
+
+    def labels(self) -> list[str]:
+        """For each image, the last line of text sent right before it ("" when an image or nothing precedes)."""
+        found, before = [], ""
+        for kind, value in self.parts:
+            if kind == "image":
+                found.append(before.rstrip("\n").rsplit("\n", 1)[-1])
+                before = ""
+            else:
+                before = value
+        return found
+
+
+def turn(body: Mapping[str, Any]) -> Turn:
+    system: list[str] = []
+    parts: list[tuple[str, str]] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for part in [{"type": "text", "text": content}] if isinstance(content, str) else list(content or []):
+            if message.get("role") == "system":
+                system.append(part.get("text", ""))
+            elif part.get("type") == "image_url":
+                parts.append(("image", _pixels(part["image_url"]["url"])))
+            elif parts and parts[-1][0] == "text":
+                parts[-1] = ("text", parts[-1][1] + part["text"])
+            else:
+                parts.append(("text", part["text"]))
+    return Turn("".join(system), tuple(parts))
+
+
+def turns(server: ScriptedJudgeServer) -> dict[RequestKey, Counter[Turn]]:
+    """Every request's raw layout, grouped by its harness-independent key."""
+    found: dict[RequestKey, Counter[Turn]] = {}
+    for call in server.calls:
+        found.setdefault(request_key(call.body), Counter())[turn(call.body)] += 1
+    return found
 
 
 def requests(server: ScriptedJudgeServer) -> Counter[RequestKey]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import logging
 import pickle
@@ -11,7 +12,7 @@ import datasets
 import pytest
 from PIL import Image
 
-from lmms_agentic.lmeval import bridge
+from lmms_agentic.lmeval import bridge, task_functions
 from lmms_agentic.lmeval.bridge import SYSTEM_FIELD, TASK_FIELD, Doc, TaskSpec
 
 
@@ -111,3 +112,36 @@ def test_process_results_keeps_the_metric_list_and_drops_rows_that_do_not_count(
 def test_hooks_refuse_documents_the_adapter_did_not_build() -> None:
     with pytest.raises(TypeError, match="custom_dataset"):
         bridge.doc_to_text({"id": "1"})
+
+
+@pytest.mark.parametrize(("limit", "stops"), [(None, False), (3, False), (64, False), (2, True), (1, True)])
+def test_a_document_with_more_images_than_the_model_receives_stops_the_run(limit: int | None, stops: bool) -> None:
+    spec = dataclasses.replace(SPEC, max_images=limit, max_images_source="max_images in --model_args")
+    doc = Doc({"id": "9", "question": "Which?", "answer": "B"}, spec)
+    if not stops:
+        images = bridge.doc_to_image(doc)
+        assert len(images) == 3 and all(image.info[bridge.IMAGE_MARK] for image in images)
+        return
+    with pytest.raises(bridge.ImageLimitError) as raised:
+        bridge.doc_to_image(doc)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("demo: document 9 has 3 images")
+    assert f"at most {limit} (max_images in --model_args)" in message and "pass max_images=64" in message
+
+
+@pytest.mark.parametrize(("metadata", "limit", "source"), [
+    ({}, 1, "API backends default to max_images=1"),
+    ({"model": "gpt-4o", "base_url": "http://x"}, 1, "API backends default"),
+    ({"pretrained": "Qwen/Qwen2.5-VL-7B-Instruct"}, 999, "local backends' default"),
+    ({"pretrained": "q", "max_images": 2}, 2, "max_images in --model_args"),
+    ({"max_images": "64"}, 64, "max_images in --model_args"),
+])
+def test_the_image_limit_comes_from_lm_evals_model_arguments(metadata: dict[str, Any], limit: int,
+                                                             source: str) -> None:
+    found, where = task_functions.image_limit(metadata)
+    assert found == limit and source in where
+
+
+def test_a_bad_max_images_is_named() -> None:
+    with pytest.raises(ValueError, match="max_images='many' in --model_args is not a whole number"):
+        task_functions.image_limit({"max_images": "many"})

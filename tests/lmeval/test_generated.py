@@ -11,11 +11,13 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.lmeval import generate, tasks_dir
+from lmms_agentic.lmeval.bridge import ImageLimitError
 from lmms_agentic.lmeval.sources import all_sources
 from lmms_agentic.lmeval.task_functions import resolve
 
 SOURCES = all_sources()
-NAMES = sorted(s.name for sources in SOURCES.values() for s in sources)
+SKIPPED = {name: why for sources in SOURCES.values() for name, why in generate.unsupported(sources).items()}
+NAMES = sorted(s.name for sources in SOURCES.values() for s in sources if s.name not in SKIPPED)
 
 
 def test_the_folder_holds_exactly_what_the_sources_render() -> None:
@@ -49,7 +51,7 @@ def test_every_task_and_group_has_a_translation_with_importable_hooks() -> None:
     assert len(NAMES) > 100 and {"robovista", "agentvqa", "agentx", "robovista_circular"} <= set(NAMES)
     for sources in SOURCES.values():
         for source in sources:
-            if source.is_group:
+            if source.is_group or source.name in SKIPPED:
                 continue
             for key in ("process_docs", "doc_to_messages", "doc_to_target", "process_results"):
                 assert callable(resolve(source.hook(key)))
@@ -63,6 +65,17 @@ def test_lm_eval_indexes_every_task_and_group() -> None:
 
     manager = TaskManager(include_path=tasks_dir(), include_defaults=False)
     assert not set(NAMES) - set(manager.all_tasks)
+    assert not set(SKIPPED) & set(manager.all_tasks)
+
+
+def test_what_lm_eval_cannot_run_is_listed_with_its_reason_not_generated() -> None:
+    lines = {line.split(": ", 1)[0]: line.split(": ", 1)[1] for path in Path(tasks_dir()).rglob(generate.NOT_GENERATED)
+             for line in path.read_text().splitlines() if not line.startswith("#")}
+    assert lines == SKIPPED
+    for name, why in SKIPPED.items():
+        source = next(s for sources in SOURCES.values() for s in sources if s.name == name)
+        kind = source.config.get("output_type", "generate_until")
+        assert (source.is_group and why.startswith("group of ")) or kind != "generate_until" or "video_mode" in why
 
 
 @pytest.mark.parametrize("task", ["robovista_icl_seed0", "agentvqa_egocentric_videos", "agentx_text_answer",
@@ -70,7 +83,8 @@ def test_lm_eval_indexes_every_task_and_group() -> None:
 def test_a_task_builds_under_lm_eval_with_one_placeholder_per_image(task: str, mini_env: None) -> None:
     TaskManager = pytest.importorskip("lm_eval.tasks", reason="pip install lmms-agentic[lmeval]").TaskManager
 
-    loaded: Any = TaskManager(include_path=tasks_dir(), include_defaults=False).load([task])
+    manager = TaskManager(include_path=tasks_dir(), include_defaults=False, metadata={"max_images": 64})
+    loaded: Any = manager.load([task])
     built = loaded["tasks"][task]
     assert built.MULTIMODAL and built.OUTPUT_TYPE == "generate_until"
     for doc in list(built.eval_docs)[:2]:
@@ -78,6 +92,10 @@ def test_a_task_builds_under_lm_eval_with_one_placeholder_per_image(task: str, m
         assert images and text.count("<image>") == len(images)
         assert built.resolve_field(doc, built.config.description) == doc["lmms_agentic_system_prompt"]
     assert built.config.generation_kwargs["until"] == []
+    if task in ("robovista_icl_seed0", "agentvqa_egocentric_videos"):  # several images: without max_images, stop
+        bare: Any = TaskManager(include_path=tasks_dir(), include_defaults=False).load([task])
+        with pytest.raises(ImageLimitError, match="pass max_images=64"):
+            bare["tasks"][task].doc_to_image(next(iter(bare["tasks"][task].eval_docs)))
 
 
 def test_the_lm_eval_tasks_entry_point_returns_the_folder() -> None:
