@@ -77,6 +77,9 @@ CAUSES: Mapping[str, tuple[str, str]] = {
     "parse_failure": ("judge replies that do not parse",
                       f"use a judge that follows the template's reply format (the paper's: {ENV['preset']}); the raw "
                       "replies are in the samples' judge records"),
+    "ambiguous": ("judge replies with verdicts that disagree (two scores, or a Yes and a No)",
+                  f"use a judge that gives one verdict per reply ({ENV['preset']}); the raw replies are in the "
+                  "samples' judge records"),
     "refusal": ("the judge refused", f"use another judge model ({ENV['preset']})"),
     MISSING: ("items with no judge result logged",
               f"rescore the run with a judge set (python -m lmms_agentic rescore RUN, with {_JUDGE})"),

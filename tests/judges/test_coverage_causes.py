@@ -26,6 +26,8 @@ def _unscored(reason: str, detail: str | None = None) -> JudgeResult:
     ([_unscored("parse_failure", "no Score field")] * 4, "judge replies that do not parse",
      "a judge that follows the template's reply format"),
     ([_unscored("refusal")] * 4, "the judge refused", "use another judge model"),
+    ([_unscored("ambiguous", "conflicting scores [0.2, 0.9]")] * 4, "judge replies with verdicts that disagree",
+     "one verdict per reply"),
     ([None] * 4, "items with no judge result logged", "python -m lmms_agentic rescore"),
 ])
 def test_the_warning_names_the_cause_and_its_fix(items: list[object], cause: str, fix: str,
