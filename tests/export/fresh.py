@@ -19,11 +19,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 CONSTRAINTS = REPO / "constraints" / "cpu.txt"
 REQUIREMENTS = {
-    "lm-eval": ["lm-eval[api]==0.4.13", "pillow", "pytest"],
+    "lm-eval": ["lm-eval[api]==0.4.13", "pillow", "av", "pytest"],
     "lmms-eval": ["lmms-eval==0.7.3", "pytest"],
 }
-"""The harness as a contributor installs it, the extras the export declares (lm-eval: `pillow`, from its `dev`
-extra; `[api]` for the OpenAI-compatible model), and pytest for the export's own test."""
+"""The harness as a contributor installs it, the extras the exports declare (lm-eval: `pillow`, from its `dev`
+extra, and `av` for AgentVQA's video frames, which no lm-eval extra installs; `[api]` for the OpenAI-compatible
+model), and pytest for the export's own test."""
 PACKAGES = {"lm-eval": "lm_eval", "lmms-eval": "lmms_eval"}
 
 

@@ -1,5 +1,5 @@
-"""The core-based RoboVista exports (lmms-eval and lm-eval), checked as a maintainer would: their size, that
-nothing in them names this package, the README template, the harness's style, their own tests, and every metric
+"""The core-based RoboVista and AgentVQA exports (lmms-eval and lm-eval), checked as a maintainer would: their size,
+that nothing in them names this package, the README template, the harness's style, their own tests, and every metric
 equal to the plugin's.
 
 The metric check runs the exported hooks where `lmms_agentic` cannot be imported (`tests.lmeval.isolation`): the mini
@@ -21,24 +21,36 @@ import pytest
 
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.lmeval.export import export, formatting, task_folder, upstream
-from lmms_agentic.lmeval.export.testfile import _plugin_environment
+from lmms_agentic.lmeval.export.testgen import plugin_environment
 from lmms_agentic.lmeval.sources import source_tasks
 from lmms_agentic.lmeval.task_functions import placeholder, resolve
 
 from ..lmeval.isolation import run_isolated
 
 pytestmark = pytest.mark.e2e
-BENCHMARK = "robovista"
 HARNESSES = ("lmms-eval", "lm-eval")
-TESTS = {"lmms-eval": "test/eval/test_robovista.py", "lm-eval": "tests/test_robovista.py"}
-MINI = benchmarks.get(BENCHMARK).folder / "data" / "mini" / "data" / "train-00000-of-00001.parquet"
+BENCHMARKS = ("robovista", "agentvqa")
+TESTS = {"lmms-eval": "test/eval/test_{b}.py", "lm-eval": "tests/test_{b}.py"}
+README = {
+    "robovista": ("@inproceedings{xie2026robovista,", r"\| GPT-4o \| 49\.6 \|", "Apache-2.0"),
+    "agentvqa": ("@misc{gupta2026agentvqa,", r"\| GPT-4o \| 31\.4 \|", "AgentVQA_old"),
+}
+"""Per benchmark: its BibTeX entry's first line, a published row, a word of the dataset's licence note."""
+UTILS_LIMITS = {"robovista": (1500, 100_000), "agentvqa": (1500, 100_000)}
+"""(lines, bytes) of utils.py at most."""
+MIN_COMPARED = {"robovista": 200, "agentvqa": 100}
+"""Metric values compared at least (every leaf task's metrics)."""
+
+
+def _mini(benchmark: str) -> Path:
+    return next((benchmarks.get(benchmark).folder / "data" / "mini").rglob("*.parquet"))
 
 SCRIPT = r'''
 import importlib, json, math, sys, datasets, yaml
 class L(yaml.SafeLoader): pass
 L.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
-package, folder, parquet, tasks = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-utils = importlib.import_module(f"{package}.tasks.robovista.utils")
+package, folder, parquet, tasks, name = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
+utils = importlib.import_module(f"{package}.tasks.{name}.utils")
 raw = datasets.load_dataset("parquet", data_files={"train": parquet}, split="train")
 template = yaml.load(open(f"{folder}/_default_template_yaml"), L)
 out = {}
@@ -62,15 +74,26 @@ print("RESULT" + json.dumps(out))
 '''
 
 
-@pytest.fixture(scope="module", params=HARNESSES)
-def harness(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+@pytest.fixture(scope="module", params=[(h, b) for b in BENCHMARKS for h in HARNESSES],
+                ids=lambda p: f"{p[1]}-{p[0]}")
+def pair(request: pytest.FixtureRequest) -> tuple[str, str]:
+    return request.param  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
-def exported(harness: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp(f"core_export_{harness}")
-    export(harness, BENCHMARK, root)
+def harness(pair: tuple[str, str]) -> str:
+    return pair[0]
+
+
+@pytest.fixture(scope="module")
+def benchmark(pair: tuple[str, str]) -> str:
+    return pair[1]
+
+
+@pytest.fixture(scope="module")
+def exported(harness: str, benchmark: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp(f"core_export_{benchmark}_{harness}")
+    export(harness, benchmark, root)
     return root
 
 
@@ -78,46 +101,48 @@ def _package(harness: str) -> str:
     return upstream.PACKAGES[harness]
 
 
-def test_the_folder_meets_the_size_and_naming_rules(exported: Path, harness: str) -> None:
-    folder = task_folder(exported, harness, BENCHMARK)
+def test_the_folder_meets_the_size_and_naming_rules(exported: Path, harness: str, benchmark: str) -> None:
+    folder = task_folder(exported, harness, benchmark)
     utils = folder / "utils.py"
-    assert len(utils.read_text().splitlines()) <= 1500 and utils.stat().st_size <= 100_000
+    lines, size = UTILS_LIMITS[benchmark]
+    assert len(utils.read_text().splitlines()) <= lines and utils.stat().st_size <= size
     mentions = [p for p in exported.rglob("*") if p.is_file() and re.search(r"lmms[_-]agentic", p.read_text(), re.I)]
     assert mentions == []
     template = (folder / "_default_template_yaml").read_text()
-    assert f"dataset_path: {benchmarks.get(BENCHMARK).source.hub_id}" in template
+    assert f"dataset_path: {benchmarks.get(benchmark).source.hub_id}" in template
     assert re.search(r"revision: main +# TODO: pin", template), "an unknown revision is a visible placeholder"
     for path in folder.glob("*yaml*"):
         assert "mcq" not in path.read_text() and "loop_rate" not in path.read_text(), path.name
 
 
-def test_the_readme_follows_the_template(exported: Path, harness: str) -> None:
-    readme = (task_folder(exported, harness, BENCHMARK) / "README.md").read_text()
+def test_the_readme_follows_the_template(exported: Path, harness: str, benchmark: str) -> None:
+    readme = (task_folder(exported, harness, benchmark) / "README.md").read_text()
+    bibtex, published, licence = README[benchmark]
     assert len(readme.splitlines()) <= 150
     assert readme.count("### Checklist") == 1 and readme.count("### Changelog") == 1
-    assert "@inproceedings{xie2026robovista," in readme and re.search(r"\| GPT-4o \| 49\.6 \|", readme)
-    assert "Licences of verbatim material" in readme and "Apache-2.0" in readme
+    assert bibtex in readme and re.search(published, readme)
+    assert "Licences of verbatim material" in readme and licence in readme
 
 
-def test_python_follows_the_harness_style(exported: Path, harness: str) -> None:
-    folder = task_folder(exported, harness, BENCHMARK)
-    formatting.check_files(harness, [*sorted(folder.glob("*.py")), exported / TESTS[harness]])
+def test_python_follows_the_harness_style(exported: Path, harness: str, benchmark: str) -> None:
+    folder = task_folder(exported, harness, benchmark)
+    formatting.check_files(harness, [*sorted(folder.glob("*.py")), exported / TESTS[harness].format(b=benchmark)])
 
 
-def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str) -> None:
+def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str, benchmark: str) -> None:
     done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(exported),
-                                   str(exported / TESTS[harness])], {}, cwd=exported,
-                        task_dirs={f"{_package(harness)}.tasks": str(task_folder(exported, harness, BENCHMARK).parent)})
+                                   str(exported / TESTS[harness].format(b=benchmark))], {}, cwd=exported,
+                        task_dirs={f"{_package(harness)}.tasks": str(task_folder(exported, harness, benchmark).parent)})
     assert done.returncode == 0 and re.search(r"\d+ passed", done.stdout), done.stdout[-3000:] + done.stderr[-2000:]
     assert "failed" not in done.stdout and "skipped" not in done.stdout
 
 
 @functools.cache
-def _plugin_metrics() -> tuple[dict[str, list[list[str]]], dict[str, dict[str, float]]]:
-    bench = benchmarks.get(BENCHMARK)
+def _plugin_metrics(benchmark: str) -> tuple[dict[str, list[list[str]]], dict[str, dict[str, float]]]:
+    bench = benchmarks.get(benchmark)
     replies: dict[str, list[list[str]]] = {}
     results: dict[str, dict[str, float]] = {}
-    with _plugin_environment(bench):
+    with plugin_environment(bench):
         for source in source_tasks(bench):
             if source.is_group or "permutations" in source.relative.parts:
                 continue
@@ -136,12 +161,14 @@ def _plugin_metrics() -> tuple[dict[str, list[list[str]]], dict[str, dict[str, f
     return replies, results
 
 
-def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, harness: str, tmp_path: Path) -> None:
-    replies, plugin = _plugin_metrics()
-    folder = task_folder(exported, harness, BENCHMARK)
+def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, harness: str, benchmark: str,
+                                                              tmp_path: Path) -> None:
+    replies, plugin = _plugin_metrics(benchmark)
+    folder = task_folder(exported, harness, benchmark)
     package = _package(harness)
     (tmp_path / "_export_metrics.py").write_text(SCRIPT)  # run as <package>._export_metrics (isolation's module path)
-    done = run_isolated(f"{package}._export_metrics", [package, str(folder), str(MINI), json.dumps(replies)], {},
+    done = run_isolated(f"{package}._export_metrics",
+                        [package, str(folder), str(_mini(benchmark)), json.dumps(replies), benchmark], {},
                         cwd=exported, task_dirs={f"{package}.tasks": str(folder.parent), package: str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     ours = json.loads(done.stdout.rpartition("RESULT")[2])
@@ -153,4 +180,4 @@ def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, ha
             assert (math.isnan(value) and math.isnan(theirs)) or value == theirs, f"{task} {metric}"
             compared += 1
     non_trivial = [v for task in plugin.values() for v in task.values() if not math.isnan(v) and 0 < v < 100]
-    assert compared > 200 and len(non_trivial) > compared // 2
+    assert compared > MIN_COMPARED[benchmark] and len(non_trivial) > compared // 2

@@ -157,7 +157,9 @@ def _run(harness: str, book: loopback.ReplyBook, output: Path, env: dict[str, st
         else:
             module, args = "lm_eval", lm_eval_args(server.base_url, tasks, output, include or "", max_images)
         if isolated:
-            done = run_isolated(module, args, env, cwd=output.parent)
+            # core-based exports import their sibling modules as <package>.tasks.<benchmark>.<module>
+            done = run_isolated(module, args, env, cwd=output.parent,
+                                task_dirs={f"{module}.tasks": include} if include else None)
         else:
             done = subprocess.run([sys.executable, "-m", module, *args], env=env, cwd=output.parent,
                                   capture_output=True, text=True, timeout=900, check=False)

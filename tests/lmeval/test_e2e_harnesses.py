@@ -8,7 +8,11 @@ The server answers from the request (text and decoded pixels), so equal requests
 every request (text and every image's pixels) reached the server from both harnesses; every metric both report is
 identical, for every task and group (the permutation variants included; a metric that no row of a task counts
 for is NaN under lmms-eval and not reported by lm-eval, whose groups could not skip a NaN); lm-eval's sample logs
-follow the sample-record contract (the first metric carries the record, the others compact views).
+follow the sample-record contract (the first metric carries the record, the others compact views). Item by item,
+each request is laid out as lmms-eval sends it (text pieces, images in order, the text each image follows; the ICL
+examples next to their images). lm-eval off the happy path: without `max_images` the multi-image tasks stop before
+any request with one line naming the fix; with no judge set the coverage warning names that cause once, plus one
+end-of-run line with every judged metric's counts; no run prints a warning twice.
 
 Upstream exports.
 Each folder is checked as upstream would: it imports nothing from lmms-agentic and no sibling module; its Python
@@ -31,7 +35,7 @@ import pytest
 import yaml
 
 from lmms_agentic.adapters.samples import read_record
-from lmms_agentic.lmeval.export import HARNESS_DIRS, formatting
+from lmms_agentic.lmeval.export import HARNESS_DIRS, formatting, upstream
 from lmms_agentic.lmeval.sources import all_sources
 
 from .conftest import BASE_TASKS, BENCHMARKS, EXPORT_TASKS, PERMUTATION_TASKS, HarnessRun, metrics, same
@@ -92,6 +96,73 @@ def test_lm_eval_samples_carry_the_record_once(plugin_runs: dict[str, HarnessRun
     assert lmms == {s["parity_acc"]["id"]: s["parity_acc"]["pred"] for s in samples}
 
 
+def test_each_request_is_laid_out_as_lmms_eval_sends_it(plugin_runs: dict[str, HarnessRun]) -> None:
+    """Item by item, on the wire: the same system text, text pieces and images in the same order, each image after
+    the same text (lm-eval's API backend would send all images first, placeholders in the text, if not adjusted)."""
+    lmms, lm = plugin_runs["lmms-eval"].turns, plugin_runs["lm-eval"].turns
+    assert set(lmms) == set(lm)
+    differ = [key for key in lmms if lmms[key] != lm[key]]
+    assert not differ, f"{len(differ)}/{len(lmms)} differ; first: lmms-eval {next(iter(lmms[differ[0]]))}, " \
+                       f"lm-eval {next(iter(lm[differ[0]]))}"
+    sent = [turn for found in lm.values() for turn in found]
+    assert not [turn for turn in sent if "<image>" in turn.text], "no placeholder reaches an API model"
+    icl = [turn for turn in sent if "=== EXAMPLE ===" in turn.text]
+    assert len(icl) > 20
+    for turn in icl:  # each image right after its "[Image k: ...]" line (or after the image before it)
+        labels = [label for label in turn.labels() if label]
+        assert labels[0].startswith("[Image 1: Example") and "Your" in labels[-1], labels
+        assert len(turn.images) > 1 and turn.parts[0][0] == "text", "the examples sit next to their images"
+
+
+_STAMP = re.compile(r"\x1b\[[0-9;]*m|\d+")
+_WARNING = re.compile(r"(?: WARNING\s+\[[^\]]+\]| \| WARNING\s+\| \S+ - )\s*(.*)$")
+_OURS = ("LOW JUDGE COVERAGE", "no LLM judge configured")
+"""Our warnings that lmms-eval prints bare (stdlib logging without a handler: no level prefix)."""
+
+
+def warnings_by_text(log: str, tasks: set[str]) -> dict[str, int]:
+    """Warning lines of a harness log, task names and numbers removed, by how often each was printed."""
+    found: dict[str, int] = {}
+    names = sorted(tasks, key=len, reverse=True)
+    for line in log.splitlines():
+        match = _WARNING.search(line)
+        text = match.group(1) if match else line if line.startswith(_OURS) else None
+        if text is None:
+            continue
+        for name in names:
+            text = text.replace(name, "<task>")
+        text = _STAMP.sub("", text)
+        found[text] = found.get(text, 0) + 1
+    return found
+
+
+def test_no_warning_is_printed_twice(plugin_runs: dict[str, HarnessRun],
+                                     lm_eval_edge_runs: dict[str, HarnessRun]) -> None:
+    tasks = {s.name for sources in all_sources().values() for s in sources}
+    for name, run in [*plugin_runs.items(), ("lm-eval, no judge", lm_eval_edge_runs["no_judge"])]:
+        repeated = {text: n for text, n in warnings_by_text(run.log, tasks).items() if n > 1}
+        assert not repeated, f"{name}: {repeated}"
+
+
+def test_no_judge_set_is_named_once_with_its_fix_and_the_counts(lm_eval_edge_runs: dict[str, HarnessRun]) -> None:
+    run = lm_eval_edge_runs["no_judge"]
+    run.assert_ok(["agentx"])
+    first = [line for line in run.log.splitlines() if "LOW JUDGE COVERAGE for " in line]
+    summary = [line for line in run.log.splitlines() if "LOW JUDGE COVERAGE in this run" in line]
+    assert len(first) == 1 and len(summary) == 1, run.log[-3000:]
+    assert "cause: no judge set" in first[0] and "LMMS_AGENTIC_JUDGE_PRESET" in first[0]
+    assert re.search(r"ground_s 0/\d+, 0/\d+; tool_p 0/\d+", summary[0]), summary[0]
+
+
+def test_images_that_would_not_all_reach_the_model_stop_the_run(lm_eval_edge_runs: dict[str, HarnessRun]) -> None:
+    """lm-eval's API backends send `max_images` images per request (default 1) and drop the rest without a word:
+    without it, the run stops before any request, with one line naming the fix."""
+    run = lm_eval_edge_runs["no_max_images"]
+    assert run.returncode != 0 and not run.requests
+    last = run.log.strip().splitlines()[-1]
+    assert last.startswith("lmms_agentic.lmeval.bridge.ImageLimitError: ") and "pass max_images=64" in last
+
+
 # ---------------------------------------------------------------- upstream exports
 
 def _python_files(root: Path, harness: str) -> list[Path]:
@@ -120,15 +191,18 @@ def _function_refs(node: object) -> list[str]:
 def test_folders_are_self_contained(exported: Path, harness: str) -> None:
     for benchmark in BENCHMARKS:
         folder = exported / harness / HARNESS_DIRS[harness][0] / benchmark
-        assert {p.name for p in folder.glob("*.py")} == {"utils.py"}
+        thin = upstream.is_thin(harness, benchmark)  # core-based: the core's modules sit next to utils.py
+        assert thin or {p.name for p in folder.glob("*.py")} == {"utils.py"}
         utils = ast.parse((folder / "utils.py").read_text())
-        for node in ast.walk(utils):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-                assert not any(m.split(".")[0] in ("lmms_agentic", "utils") for m in modules), ast.unparse(node)
-                assert not (isinstance(node, ast.ImportFrom) and node.level), ast.unparse(node)
+        for path in sorted(folder.glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+                    assert not any(m.split(".")[0] in ("lmms_agentic", "utils") for m in modules), ast.unparse(node)
+                    assert not (isinstance(node, ast.ImportFrom) and node.level), ast.unparse(node)
         defined = {n.name for n in utils.body if isinstance(n, ast.FunctionDef)} | {
-            t.id for n in utils.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)}
+            t.id for n in utils.body if isinstance(n, ast.Assign) for t in n.targets if isinstance(t, ast.Name)} | {
+            a.asname or a.name for n in utils.body if isinstance(n, ast.ImportFrom) for a in n.names}
         for path in [*folder.glob("*.yaml"), folder / "_default_template_yaml"]:
             for ref in _function_refs(yaml.load(path.read_text(), Loader=_Functions)):
                 module, _, name = ref.partition(".")
@@ -197,6 +271,8 @@ def test_exports_give_the_plugins_numbers_without_lmms_agentic(export_runs: dict
     compared = 0
     for task in sorted(export.results):
         ours, theirs = metrics(plugin.results[task]), metrics(export.results[task])
+        if upstream.is_thin(harness, task.split("_")[0]):  # the plugin-only diagnostics are not exported
+            ours = {k: v for k, v in ours.items() if k.split(",")[0] not in upstream.PLUGIN_ONLY_METRICS}
         assert set(ours) == set(theirs), f"{task}: {sorted(set(ours) ^ set(theirs))}"
         for key, value in ours.items():
             assert same(value, theirs[key]), f"{harness} {task} {key}: plugin {value} != export {theirs[key]}"

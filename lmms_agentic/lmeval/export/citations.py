@@ -18,6 +18,11 @@ class Origin:
     bibtex_source: str
     verbatim: tuple[tuple[str, str, str], ...]
     """(what, where it comes from, its licence) for every verbatim prompt, parser or table."""
+    paper_title: str = ""
+    """The paper's title (empty: the benchmark manifest's description is used)."""
+    reference_check: str = ("The parsers and prompts are the reference runner's; a full run reproducing the table "
+                            "above is still to be done.")
+    """What the README's checklist says about checking against the reference implementation."""
 
 
 ORIGINS = {
@@ -41,5 +46,29 @@ ORIGINS = {
              "as above"),
             ("the dataset (`sy-xie/robovista`)", "the Hugging Face dataset card", "Apache-2.0"),
         ),
+    ),
+    "agentvqa": Origin(
+        bibtex="""@misc{gupta2026agentvqa,
+  title  = {AgentVQA: A Unified Benchmark for Agentic Visual Understanding},
+  author = {Gupta and Konan and Yin and Sarch and Liu},
+  note   = {University of Maryland and Princeton University; arXiv preprint},
+}""",
+        bibtex_source=("the paper's title page (the authors publish no BibTeX entry yet: full author names, year "
+                       "and arXiv identifier are to be completed)"),
+        verbatim=(
+            ("the prompt layout and instruction (`prompt.py`, the YAMLs)",
+             "written for this task from the paper's description (no official prompt file is published)",
+             "the harness's licence (MIT)"),
+            ("the domain and source names (`records.py`), the per-source sample counts",
+             "the paper (Table 2, Fig. 2)", "facts from the paper, cited above"),
+            ("the published numbers (section above)", "the paper, Table 1", "quoted with the citation above"),
+            ("the dataset (`AgentVQA/AgentVQA`)", "the Hugging Face dataset card",
+             "not stated on the card when this task was written (its pre-release pool `AgentVQA/AgentVQA_old` is "
+             "MIT): to be confirmed with the authors in the pull request"),
+        ),
+        paper_title="AgentVQA: A Unified Benchmark for Agentic Visual Understanding",
+        reference_check=("The authors publish no evaluation code: the prompt, the answer parser and the scoring "
+                         "follow the paper's description; a full run reproducing the table above is still to be "
+                         "done."),
     ),
 }

@@ -76,11 +76,13 @@ def _is_module(name: str) -> bool:
         return False
 
 
-def core_modules(benchmark: str) -> list[CoreModule]:
-    """Every module of the benchmark core, plus the shared-core modules they import (transitively), by file name."""
+def core_modules(benchmark: str, shared: tuple[str, ...] = ()) -> list[CoreModule]:
+    """Every module of the benchmark core, plus the shared-core modules they import (transitively), by file name;
+    `shared`: shared-core modules the export's hooks import (e.g. `extract`), added with their own imports."""
     own = benchmark_core(benchmark)
     folder = _origin(own).parent
     todo = [f"{own}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
+    todo += [f"{SHARED_CORE}.{name}" for name in shared]
     found: dict[str, CoreModule] = {}
     while todo:
         module = todo.pop()
@@ -113,10 +115,10 @@ def rewrite(source: str, benchmark: str, package: str) -> str:
     return source
 
 
-def exported_core(benchmark: str, package: str) -> dict[str, str]:
-    """file name -> text of every core module of the export."""
+def exported_core(benchmark: str, package: str, shared: tuple[str, ...] = ()) -> dict[str, str]:
+    """file name -> text of every core module of the export (`shared`: as in `core_modules`)."""
     files: dict[str, str] = {}
-    for item in core_modules(benchmark):
+    for item in core_modules(benchmark, shared):
         text = rewrite(item.path.read_text(encoding="utf-8"), benchmark, package)
         left = FORBIDDEN.search(text)
         if left:

@@ -172,12 +172,30 @@ DEPENDENCIES = {
 }
 
 
+BENCHMARK_DEPENDENCIES = {
+    ("agentvqa", "lmms-eval"): " Video frames are decoded with PyAV (`av`, which lmms-eval installs).",
+    ("agentvqa", "lm-eval"): (" Video frames are decoded with PyAV (`av`), which no lm-eval extra installs: the "
+                              "pull request\nadds an extra to `pyproject.toml` (`agentvqa = [\"av\", \"pillow\"]`, as "
+                              "task-specific extras such as `ifeval` do)\nand the README names it "
+                              "(`pip install lm-eval[agentvqa]`)."),
+}
+VIDEO_FILES_PINNED = ("agentvqa",)
+"""Exports whose utils.py reads media files from the dataset repository at its own `REVISION` constant."""
+BENCHMARK_STEPS = {
+    "agentvqa": ("- the release schema: the field map in `records.py` (`FIELD_MAP`) was written before the dataset "
+                 "card could be read;\n  check it against the card's features and adjust it;\n"
+                 "- the BibTeX entry: complete the authors' full names, the year and the arXiv identifier;\n"),
+}
+
+
 def _thin_notes(benchmark: Benchmark, harness: str, where: str) -> str:
     """The notes of a core-based export (nothing in them names the exporting project)."""
     name = benchmark.name
     revision = (f"pinned to `{benchmark.source.revision}`" if benchmark.source.revision else
                 "`main` in `_default_template_yaml` (a TODO comment marks it): replace it with the dataset's "
-                f"current commit (`huggingface-cli repo info {benchmark.source.hub_id} --repo-type dataset`)")
+                f"current commit (`huggingface-cli repo info {benchmark.source.hub_id} --repo-type dataset`)"
+                + (", and `REVISION` in `utils.py` (the video files) with it" if name in VIDEO_FILES_PINNED else ""))
+    steps = BENCHMARK_STEPS.get(name, "")
     return f"""## {benchmark.title} (`{name}`)
 
 Files: `{TASK_DIRS[harness]}/{name}/` and `{TEST_DIRS[harness]}/test_{name}.py`, at the same paths in the
@@ -185,7 +203,7 @@ Files: `{TASK_DIRS[harness]}/{name}/` and `{TEST_DIRS[harness]}/test_{name}.py`,
 
     {_index_line(benchmark, harness, benchmark.paper)}
 
-Dependencies: {DEPENDENCIES[harness]}
+Dependencies: {DEPENDENCIES[harness]}{BENCHMARK_DEPENDENCIES.get((name, harness), "")}
 
 Checks, in a checkout of {harness} with these files in place:
 
@@ -199,8 +217,8 @@ Still needed before opening the pull request:
   is gated); the revision is {revision};
 - a full run on a public model (drop `--limit 8` above) whose headline number is within the published margin
   (README "Published numbers"), attached to the pull request with its `results.json`;
-- permission for the verbatim prompts and parsers whose source repository states no licence (README "Licences
-  of verbatim material"), and the contributor agreement if the harness's CLA bot asks for one.
+{steps}- permission for the verbatim prompts and parsers whose source repository states no licence (README
+  "Licences of verbatim material"), and the contributor agreement if the harness's CLA bot asks for one.
 """
 
 

@@ -31,9 +31,16 @@ LMEVAL_HOOKS = ("doc_to_image", "doc_to_text", "doc_to_target", "process_results
 SYSTEM_FIELD = "system_prompt"
 
 
+NOT_EXPORTED = {"agentx": ("agentx_script_", "agentx_tools")}
+"""Task-name prefixes left out per benchmark: Agent-X's per-model script protocols (a reproduction aid) and its
+multi-turn tool tasks (lmms-eval's `generate_until_agentic`, which lm-eval cannot run); only the one-shot tasks go."""
+
+
 def exported_sources(benchmark: Benchmark) -> list[SourceTask]:
-    """The benchmark's tasks and groups, without the generated permutation variants."""
-    return [s for s in source_tasks(benchmark) if PERMUTATIONS not in s.relative.parts]
+    """The benchmark's tasks and groups, without the generated permutation variants and `NOT_EXPORTED` tasks."""
+    skipped = NOT_EXPORTED.get(benchmark.name, ())
+    return [s for s in source_tasks(benchmark)
+            if PERMUTATIONS not in s.relative.parts and not s.name.startswith(skipped)]
 
 
 def data_keys(benchmark: Benchmark) -> dict[str, Any]:

@@ -34,6 +34,23 @@ NOTES = {
 }
 
 
+BENCHMARK_NOTES = {
+    "agentvqa": {
+        "both": ("Videos: the file is read from the dataset repository (`huggingface_hub.hf_hub_download`, the "
+                 "YAML's revision) and `n_frames` (32) frames are sampled with PyAV: every frame decoded, then "
+                 "indices `round(linspace(0, n - 1, 32))` rounded half up (every frame when there are fewer). The "
+                 "implementation these tasks were ported from uses the same rule but decodes with decord when it is "
+                 "installed (PyAV otherwise), and decord counts frames from the container's index: frame selection "
+                 "can differ only for a video whose indexed frame count differs from the frames PyAV decodes "
+                 "(variable frame rate, damaged or truncated files; that implementation rejects truncated files). "
+                 "On the test videos both decoders give the same indices and identical pixels."),
+        "lmms-eval": "`qwen2_5_vl` and `qwen3_vl` receive the video file itself (`video_mode: native`).",
+        "lm-eval": "lm-eval has no video input: every model gets the sampled frames; `av` must be installed.",
+    },
+}
+"""Benchmark-specific lines of the Running section (both harnesses, then per harness)."""
+
+
 class ReadmeError(ValueError):
     """The README would break the template's limits or mention the exporting project."""
 
@@ -82,7 +99,7 @@ def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) ->
     revision = benchmark.source.revision or "not pinned yet (`main`)"
     verbatim = [f"* {what}: {where}; licence: {licence}." for what, where, licence in origin.verbatim]
     lines = [
-        f"# {benchmark.title}", "", "## Paper", "", f"Title: `{benchmark.paper}`", "",
+        f"# {benchmark.title}", "", "## Paper", "", f"Title: `{origin.paper_title or benchmark.paper}`", "",
         f"Homepage: https://huggingface.co/datasets/{hub} (revision: {revision})", "",
         "### Citation", "", f"From {origin.bibtex_source}:", "", "```bibtex", origin.bibtex, "```", "",
         "### Groups, Tags, and Tasks", "", "#### Groups", "",
@@ -90,7 +107,7 @@ def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) ->
         "", "#### Tags", "", "* none", "", "#### Tasks", "",
         *(f"* `{t.source.name}`: {description(t) or _member(t, groups)}" for t in leaves),
         "", "### Running", "", "```bash", COMMANDS[harness].format(task=main), "```", "",
-        NOTES[harness],
+        NOTES[harness], *_benchmark_notes(benchmark.name, harness),
         "", "### Published numbers", "", *published(benchmark), "",
         "### Licences of verbatim material", "", *verbatim, "",
         "The task code in this folder is contributed under the harness's licence (MIT).", "",
@@ -98,8 +115,8 @@ def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) ->
         "* [x] Is the task an existing benchmark in the literature?",
         "  * [x] Have you referenced the original paper that introduced the task?",
         "  * [ ] If yes, does the original paper provide a reference implementation? If so, have you checked "
-        "against the reference implementation and documented how to run such a test? (The parsers and prompts are "
-        "the reference runner's; a full run reproducing the table above is still to be done.)", "",
+        "against the reference implementation and documented how to run such a test? "
+        f"({origin.reference_check})", "",
         "If other tasks on this dataset are already supported:", "",
         f"* [x] Is the \"Main\" variant of this task clearly denoted? (`{main}`)",
         "* [x] Have you provided a short sentence in a README on what each new variant adds / evaluates?",
@@ -114,6 +131,11 @@ def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) ->
     if left:
         raise ReadmeError(f"{benchmark.name}: the README mentions the exporting project: {text[left.start():][:60]!r}")
     return text
+
+
+def _benchmark_notes(benchmark: str, harness: str) -> list[str]:
+    notes = BENCHMARK_NOTES.get(benchmark, {})
+    return ["", *(notes[key] for key in ("both", harness) if key in notes)] if notes else []
 
 
 def _version(tasks: Sequence[ExportedTask]) -> str:

@@ -11,15 +11,68 @@ Python literal (the document's text fields only: scoring needs no image).
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
+import os
 import pprint
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.lmeval.export.layout import ExportedTask
-from lmms_agentic.lmeval.export.testfile import _media_columns, _plain, _plugin_environment
 from lmms_agentic.lmeval.export.upstream import PLUGIN_ONLY_METRICS
 from lmms_agentic.lmeval.task_functions import placeholder, resolve
+
+PLUGIN_ONLY_COLUMNS = ("media_root",)
+"""Document fields only the plugin's documents carry (where it found the media): left out of the golden document."""
+
+
+NO_JUDGE = ("LMMS_AGENTIC_JUDGE_BASE_URL", "LMMS_AGENTIC_JUDGE_MODEL", "LMMS_AGENTIC_JUDGE_PRESET",
+            "LMMS_AGENTIC_MCQ_JUDGE")
+
+
+def _unset(benchmark: Benchmark) -> tuple[str, ...]:
+    """Settings that would change the golden values: the judge, and the benchmark's own data location."""
+    return (*NO_JUDGE, f"LMMS_AGENTIC_DATA_{benchmark.name.upper()}")
+
+
+def _media_columns(docs: Any) -> list[str]:
+    """Columns holding decoded images (lists of image cells): left out of the golden document."""
+    found = []
+    for name, feature in docs.features.items():
+        inner = getattr(feature, "feature", None)
+        if type(inner).__name__ == "Image" or type(feature).__name__ == "Image":
+            found.append(name)
+    return found
+
+
+@contextlib.contextmanager
+def plugin_environment(benchmark: Benchmark) -> Iterator[None]:
+    """The plugin on its mini split, with no judge configured (restored afterwards)."""
+    unset = _unset(benchmark)
+    saved = {key: os.environ.get(key) for key in (*unset, "LMMS_AGENTIC_DATA", "LMMS_AGENTIC_JUDGE_CACHE")}
+    quiet = logging.getLogger("lmms_agentic")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "no judge configured" is the point here, not news
+    try:
+        for key in unset:
+            os.environ.pop(key, None)
+        os.environ["LMMS_AGENTIC_DATA"] = "mini"
+        os.environ["LMMS_AGENTIC_JUDGE_CACHE"] = "off"
+        yield
+    finally:
+        quiet.setLevel(level)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
 
 
 def comparable(values: Mapping[str, Any], metrics: Sequence[str]) -> dict[str, Any]:
@@ -52,14 +105,15 @@ def golden(tasks: Sequence[ExportedTask]) -> dict[str, Any]:
     source = task.source
     benchmark = source.benchmark
     metrics = [m for m in source.metric_names() if m not in PLUGIN_ONLY_METRICS]
-    with _plugin_environment(benchmark):
+    with plugin_environment(benchmark):
         docs = resolve(source.hook("process_docs"))(placeholder(source.placeholder(benchmark.folder.parent)))
         row = dict(docs.remove_columns(_media_columns(docs))[0])
         replies = benchmark.package().example_replies(row)
         scorer = resolve(source.hook("process_results"))
         expected = [comparable(_plain(scorer(row, [reply])), metrics) for reply in replies]
     return {"task": source.name, "process_results": source.hook("process_results").rpartition(".")[2],
-            "doc": _unbranded(_plain(row)), "replies": replies, "expected": expected}
+            "doc": _unbranded(_plain({k: v for k, v in row.items() if k not in PLUGIN_ONLY_COLUMNS})),
+            "replies": replies, "expected": expected}
 
 
 LMMS_EVAL = '''"""Tests of the {title} tasks: registration, and the scores of known replies."""

@@ -1,6 +1,7 @@
 """Core-based upstream export: the benchmark core as sibling modules plus a thin `utils.py` in the harness's idiom.
 
-Used for the benchmarks and harnesses listed in `THIN_HOOKS`; the others still take the inlined bundle (`glue`).
+Used for the benchmarks and harnesses listed in `THIN_HOOKS` (RoboVista and AgentVQA, both harnesses); Agent-X still
+takes the inlined bundle (`glue`).
 The folder holds the task YAMLs (from the benchmark's lmms-eval tasks, `layout`), the copied core (`cores`), the
 hand-written hooks (`hooks_<benchmark>`), a README in the harness's template (`readme`) and, outside the folder, a
 test file (`testgen`). Differences from the plugin's tasks, all on purpose:
@@ -18,13 +19,37 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.lmeval.export import cores, hooks_robovista
+from lmms_agentic.lmeval.export import cores, hooks_agentvqa, hooks_robovista
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
 from lmms_agentic.lmeval.generate import Block, dump
 from lmms_agentic.lmeval.sources import Ref
 
 PACKAGES = {"lmms-eval": "lmms_eval", "lm-eval": "lm_eval"}
-THIN_HOOKS = {(harness, "robovista"): hooks_robovista.utils_source for harness in ("lmms-eval", "lm-eval")}
+HARNESSES = ("lmms-eval", "lm-eval")
+
+
+def _robovista_utils(harness: str, benchmark: Benchmark, leaves: list[ExportedTask]) -> str:
+    if harness == "lm-eval":
+        return hooks_robovista.utils_source(harness, PACKAGES[harness], _settings(leaves), _rows_by_task(leaves))
+    return hooks_robovista.utils_source(harness, PACKAGES[harness])
+
+
+def _agentvqa_utils(harness: str, benchmark: Benchmark, leaves: list[ExportedTask]) -> str:
+    rows = sorted({_rows_function(t) for t in leaves})
+    revision = benchmark.source.revision or None
+    if harness == "lm-eval":
+        return hooks_agentvqa.utils_source(harness, PACKAGES[harness], rows, benchmark.source.hub_id, revision,
+                                           _settings(leaves), _rows_by_task(leaves))
+    return hooks_agentvqa.utils_source(harness, PACKAGES[harness], rows, benchmark.source.hub_id, revision)
+
+
+UtilsBuilder = Callable[[str, Benchmark, list[ExportedTask]], str]
+THIN_HOOKS: dict[tuple[str, str], UtilsBuilder] = {
+    **{(harness, "robovista"): _robovista_utils for harness in HARNESSES},
+    **{(harness, "agentvqa"): _agentvqa_utils for harness in HARNESSES},
+}
+SHARED_MODULES = {"agentvqa": hooks_agentvqa.SHARED_MODULES}
+"""Shared-core modules a benchmark's hooks import beyond those its core imports."""
 PLUGIN_ONLY_METRICS = ("loop_rate", "truncation_rate")
 KEPT_METADATA = ("version",)
 REVISION_TODO = "main  # TODO: pin the dataset commit (the exporting project pins none yet)"
@@ -77,13 +102,17 @@ def _lm_eval_hooks(task: ExportedTask) -> None:
     task.config["process_results"] = Ref(f"utils.{task.source.hook('process_results').rpartition('.')[2]}")
 
 
-def utils_text(harness: str, benchmark: str, tasks: list[ExportedTask]) -> str:
+def _settings(leaves: list[ExportedTask]) -> dict[str, dict[str, Any]]:
+    return {t.source.name: t.source.kwargs() for t in leaves}
+
+
+def _rows_by_task(leaves: list[ExportedTask]) -> dict[str, str]:
+    return {t.source.name: _rows_function(t) for t in leaves}
+
+
+def utils_text(harness: str, benchmark: Benchmark, tasks: list[ExportedTask]) -> str:
     leaves = [t for t in tasks if not t.source.is_group]
-    build = THIN_HOOKS[(harness, benchmark)]
-    if harness == "lm-eval":
-        return build(harness, PACKAGES[harness], {t.source.name: t.source.kwargs() for t in leaves},
-                     {t.source.name: _rows_function(t) for t in leaves})
-    return build(harness, PACKAGES[harness])
+    return THIN_HOOKS[(harness, benchmark.name)](harness, benchmark, leaves)
 
 
 def folder_files(benchmark: Benchmark, harness: str,
@@ -91,12 +120,12 @@ def folder_files(benchmark: Benchmark, harness: str,
                                                                                         dict[str, str]]:
     """Every file of the task folder (name -> text) and the exported tasks."""
     tasks, files = yaml_files(benchmark, harness)
-    core = cores.exported_core(benchmark.name, PACKAGES[harness])
+    core = cores.exported_core(benchmark.name, PACKAGES[harness], SHARED_MODULES.get(benchmark.name, ()))
     clash = sorted(set(core) & {"utils.py", *files})
     if clash:
         raise cores.CoreExportError(f"core modules {clash} would replace a file of the task folder")
     files.update(core)
-    files["utils.py"] = utils_text(harness, benchmark.name, tasks)
+    files["utils.py"] = utils_text(harness, benchmark, tasks)
     files["README.md"] = readme(benchmark, harness, tasks)
     return tasks, files
 
