@@ -16,7 +16,6 @@ parses) and the ground truth as released.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,9 +35,9 @@ from lmms_agentic.tasks.agentx import release
 from lmms_agentic.tasks.agentx.core import metrics, release_data, script_protocols
 from lmms_agentic.tasks.agentx.core.prompt import Prompt, VideoFile, simple_text
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK
-from lmms_agentic.tasks.agentx.core.scoring import gt_answer, judge_gt, score_trace
+from lmms_agentic.tasks.agentx.core.scoring import gt_answer, score_trace
 from lmms_agentic.tasks.agentx.core.trace import PARSE_FAILURES, parse_trace
-from lmms_agentic.tasks.agentx.judge import judge_item, not_judgeable_item, style_for
+from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
 
 _DOCS: dict[tuple[str, Any], datasets.Dataset] = {}
 log = logging.getLogger("lmms_agentic")
@@ -223,12 +222,7 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True) -> di
     scored = score_trace(doc, trace)
     video = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
     blocker = doc.get("judge_blocker") or ""
-    judged: dict[str, Any] = {}
-    if judge and blocker:
-        judged = not_judgeable_item(doc["id"], blocker, is_generative=bool(doc["is_generative"]))
-    elif judge:
-        judged = judge_item(doc["id"], judge_gt(doc), scored["prediction"], query_type=doc["query_type"],
-                            is_generative=doc["is_generative"], tool_metadata=json.loads(doc["tool_metadata_json"]))
+    judged: dict[str, Any] = judge_doc(doc, scored["prediction"]) if judge else {}
     return {
         "benchmark": BENCHMARK, "id": doc["id"], "is_generative": bool(doc["is_generative"]),
         "query_type": doc["query_type"], "media_type": doc["media_type"], "judge": judged,

@@ -42,6 +42,7 @@ dictionary" and never mention JSON, which OpenAI's JSON mode requires.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -64,11 +65,13 @@ from lmms_agentic.tasks.agentx.core.judging import (
     Style,
     check_style,
 )
+from lmms_agentic.tasks.agentx.core.scoring import judge_gt
 
 __all__ = [
     "ENV_STYLE",
     "SCORE_PARSER",
     "client_judge",
+    "judge_doc",
     "judge_item",
     "not_judgeable_item",
     "style_for",
@@ -150,6 +153,16 @@ def not_judgeable_item(item_id: str, detail: str, *, is_generative: bool,
                               template_id=judging.template_id(judging.code_key(name)),
                               template_version=TEMPLATE_VERSION).as_dict()
             for name in judging.judged_metric_names(metrics, is_generative)}
+
+
+def judge_doc(doc: Mapping[str, Any], prediction: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The judged metrics of one loaded Agent-X document (a row of ``hooks.all_docs``) for ``prediction``: unscored
+    as not judgeable when the load recorded a ``judge_blocker`` for it, else ``judge_item`` on its GT."""
+    blocker = doc.get("judge_blocker") or ""
+    if blocker:
+        return not_judgeable_item(doc["id"], blocker, is_generative=bool(doc["is_generative"]))
+    return judge_item(doc["id"], judge_gt(doc), prediction, query_type=doc["query_type"],
+                      is_generative=doc["is_generative"], tool_metadata=json.loads(doc["tool_metadata_json"]))
 
 
 def style_for(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> Style:

@@ -27,9 +27,9 @@ from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import hooks as agentx_hooks
 from lmms_agentic.tasks.agentx.core import metrics, release_data
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK
-from lmms_agentic.tasks.agentx.core.scoring import judge_gt, score_trace
+from lmms_agentic.tasks.agentx.core.scoring import score_trace
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
-from lmms_agentic.tasks.agentx.judge import judge_item, not_judgeable_item, style_for
+from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
 from lmms_agentic.tasks.agentx.tools import batched, execution, protocol
 from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, default_runtime
 
@@ -135,12 +135,7 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True,
                         release_data.LEGACY_ALIASES)
     scored = score_trace(doc, trace)
     blocker = doc.get("judge_blocker") or ""
-    judged: dict[str, Any] = {}
-    if judge and blocker:
-        judged = not_judgeable_item(doc["id"], blocker, is_generative=bool(doc["is_generative"]))
-    elif judge:
-        judged = judge_item(doc["id"], judge_gt(doc), scored["prediction"], query_type=doc["query_type"],
-                            is_generative=doc["is_generative"], tool_metadata=json.loads(doc["tool_metadata_json"]))
+    judged: dict[str, Any] = judge_doc(doc, scored["prediction"]) if judge else {}
     return {"benchmark": BENCHMARK, "protocol": "agentx_tools", "id": doc["id"],
             "is_generative": bool(doc["is_generative"]), "query_type": doc["query_type"],
             "media_type": doc["media_type"], "judge": judged, **scored,
