@@ -69,17 +69,14 @@ def slot_permutations(n_shown: int, mode: str, group_id: str, seed: int = DEFAUL
             every = list(itertools.permutations(range(n_shown)))
             draw.shuffle(every)
             return every
-        drawn: list[Permutation] = []
-        while len(drawn) < k:
-            order = list(range(n_shown))
-            draw.shuffle(order)
-            if tuple(order) not in drawn:
-                drawn.append(tuple(order))
-        return drawn
+        return _distinct_orders(draw, n_shown, k, [])
     if math.factorial(n_shown) <= k:
         return [identity, *(p for p in itertools.permutations(range(n_shown)) if p != identity)]
-    rng = random.Random(f"{seed}|{group_id}")
-    chosen = [identity]
+    return _distinct_orders(random.Random(f"{seed}|{group_id}"), n_shown, k, [identity])
+
+
+def _distinct_orders(rng: random.Random, n_shown: int, k: int, chosen: list[Permutation]) -> list[Permutation]:
+    """`chosen` extended with shuffles of `range(n_shown)` drawn from `rng` (repeats redrawn) up to `k` orders."""
     while len(chosen) < k:
         order = list(range(n_shown))
         rng.shuffle(order)
