@@ -1,7 +1,7 @@
 """Core-based upstream export: the benchmark core as sibling modules plus a thin `utils.py` in the harness's idiom.
 
 Used for the benchmarks and harnesses listed in `THIN_HOOKS` (RoboVista, AgentVQA and Agent-X's one-shot tasks, both
-harnesses); a pair not listed cannot be exported.
+harnesses); a pair not listed takes the inlined bundle (`glue`).
 The folder holds the task YAMLs (from the benchmark's lmms-eval tasks, `layout`), the copied core (`cores`), the
 hand-written hooks (`hooks_<benchmark>`), a README in the harness's template (`readme`) and, outside the folder, a
 test file (`testgen`). Differences from the plugin's tasks, all on purpose:
