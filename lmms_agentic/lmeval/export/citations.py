@@ -71,30 +71,4 @@ ORIGINS = {
                          "follow the paper's description; a full run reproducing the table above is still to be "
                          "done."),
     ),
-    "agentx": Origin(
-        bibtex="""@inproceedings{ashraf2026agentx,
-  title     = {Agent-X: Evaluating Deep Multimodal Reasoning in Vision-Centric Agentic Tasks},
-  author    = {Ashraf, Tajamul and others},
-  booktitle = {International Conference on Learning Representations (ICLR)},
-  year      = {2026},
-  note      = {arXiv:2505.24876},
-}""",
-        bibtex_source=("the arXiv listing 2505.24876 (the full author list is to be copied from the authors' "
-                       "README, github.com/mbzuai-oryx/Agent-X, in the pull request)"),
-        verbatim=(
-            ("the model instruction, the tool catalogue and the output format block (`release_data.py`, "
-             "`toolmeta.json`)", "github.com/mbzuai-oryx/Agent-X `evaluation/scripts` (the GPT inference script)",
-             "no licence file in that repository (all rights reserved by default): permission is requested in the "
-             "pull request"),
-            ("the nine judge prompts (`judge_prompts.py`) and their user templates (`judging.py`)",
-             "github.com/mbzuai-oryx/Agent-X `evaluation/run_eval_gpt_as_judge.py`, "
-             "`evaluation/run_eval_qwen_as_judge.py`", "as above"),
-            ("the error-analysis rules (`failure_rules.py`) and the generative task list (`release_data.py`)",
-             "github.com/mbzuai-oryx/Agent-X `analysis/error_analysis.ipynb`, `analysis/metrics.ipynb`", "as above"),
-            ("the dataset (`Tajamul21/Agent-X`)", "the Hugging Face dataset card",
-             "to be confirmed with the authors in the pull request"),
-        ),
-        reference_check=("The prompt, the judge prompts and the metric rules are the authors' released scripts; a "
-                         "full run with the paper's judge reproducing the table above is still to be done."),
-    ),
 }

@@ -12,15 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from lmms_agentic.adapters import reference
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.adapters.reference import load_reference, referenced_benchmarks
 from lmms_agentic.lmeval.export.citations import ORIGINS
 from lmms_agentic.lmeval.export.layout import ExportedTask
 
 MAX_LINES = 150
 MAIN_TABLE_ROWS = 16
-PUBLISHED_SOURCES = ("paper", "README table")
-"""Where the published numbers come from, in order of preference: the paper's tables, else the authors' README."""
 PROJECT = re.compile(r"lmms[_-]agentic|python -m |reference\.csv|benchmark\.json", re.IGNORECASE)
 COMMANDS = {
     "lmms-eval": ("python -m lmms_eval --model openai --model_args model_version=gpt-4o-2024-08-06 "
@@ -49,21 +47,6 @@ BENCHMARK_NOTES = {
         "lmms-eval": "`qwen2_5_vl` and `qwen3_vl` receive the video file itself (`video_mode: native`).",
         "lm-eval": "lm-eval has no video input: every model gets the sampled frames; `av` must be installed.",
     },
-    "agentx": {
-        "both": ("Data: the hooks read `data.json` and `files/` from the dataset repository "
-                 "(`huggingface_hub.hf_hub_download`, the YAML's revision); videos give 8 uniformly spaced frames "
-                 "(PyAV), each after a `Frame{i}:` label. Each reply is parsed as a JSON trace, never executed."),
-        "lmms-eval": ("Judged metrics (`ground_s` ... `goal_acc`, `goal_imggen`): the released judge prompts through "
-                      "`lmms_eval.llm_judge` (`API_TYPE`, default `openai`; `MODEL_VERSION`, default "
-                      "`gpt-4o-2024-11-20`; `OPENAI_API_KEY`, `OPENAI_API_URL`). Without a key nothing is sent: they "
-                      "are unscored (NaN) and `cov_*` is 0; the deterministic metrics are always reported."),
-        "lm-eval": ("lm-eval has no judge in its core: the run reports the deterministic metrics (`toolset_f1_prog`, "
-                    "`format_error_rate`, `exact_match_acc`, `parse_failure_rate`, `err_*`); the judged ones are "
-                    "unscored (NaN, `cov_*` 0). To score them, run the lmms-eval version of these tasks with a "
-                    "judge on the same model, or judge the logged samples (`--log_samples`: each sample's "
-                    "`ground_s` entry holds the parsed trace) with the prompts of `judge_prompts.py` and "
-                    "`judging.judge_item`, then `metrics.aggregate`. `av` must be installed for video tasks."),
-    },
 }
 """Benchmark-specific lines of the Running section (both harnesses, then per harness)."""
 
@@ -82,8 +65,6 @@ def description(task: ExportedTask) -> str:
     text = " ".join(lines).strip()
     sentences = re.split(r"(?<=[.;])\s+", text)
     kept = " ".join(s for s in sentences if s and not PROJECT.search(s)).rstrip(";")
-    if kept.count("(") > kept.count(")"):  # a parenthesis whose end was in a dropped sentence: drop its start too
-        kept = kept[: kept.rfind("(")].rstrip(" ;,")
     return kept + "." if kept and kept[-1] not in ".)]" else kept
 
 
@@ -96,11 +77,10 @@ def _member(task: ExportedTask, groups: Sequence[ExportedTask]) -> str:
 
 def published(benchmark: Benchmark) -> list[str]:
     """The paper's main-table rows of the headline metric, as markdown lines."""
-    if benchmark.name not in referenced_benchmarks():
+    if benchmark.name not in reference.referenced_benchmarks():
         return ["None recorded."]
-    headline = [r for r in load_reference(benchmark.name) if r.metric == benchmark.headline_metric]
-    rows = next(([r for r in headline if r.source.startswith(kind)] for kind in PUBLISHED_SOURCES
-                 if any(r.source.startswith(kind) for r in headline)), [])
+    rows = [r for r in reference.load_reference(benchmark.name)
+            if r.metric == benchmark.headline_metric and r.source.startswith("paper")]
     if not rows:
         return ["None recorded."]
     first = rows[0].source

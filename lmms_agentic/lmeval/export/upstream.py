@@ -1,7 +1,7 @@
 """Core-based upstream export: the benchmark core as sibling modules plus a thin `utils.py` in the harness's idiom.
 
-Used for the benchmarks and harnesses listed in `THIN_HOOKS` (RoboVista, AgentVQA and Agent-X's one-shot tasks, both
-harnesses); a pair not listed takes the inlined bundle (`glue`).
+Used for the benchmarks and harnesses listed in `THIN_HOOKS` (RoboVista and AgentVQA, both harnesses); Agent-X still
+takes the inlined bundle (`glue`).
 The folder holds the task YAMLs (from the benchmark's lmms-eval tasks, `layout`), the copied core (`cores`), the
 hand-written hooks (`hooks_<benchmark>`), a README in the harness's template (`readme`) and, outside the folder, a
 test file (`testgen`). Differences from the plugin's tasks, all on purpose:
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.lmeval.export import cores, hooks_agentvqa, hooks_agentx, hooks_robovista
+from lmms_agentic.lmeval.export import cores, hooks_agentvqa, hooks_robovista
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
 from lmms_agentic.lmeval.generate import Block, dump
 from lmms_agentic.lmeval.sources import Ref
@@ -43,28 +43,13 @@ def _agentvqa_utils(harness: str, benchmark: Benchmark, leaves: list[ExportedTas
     return hooks_agentvqa.utils_source(harness, PACKAGES[harness], rows, benchmark.source.hub_id, revision)
 
 
-def _agentx_utils(harness: str, benchmark: Benchmark, leaves: list[ExportedTask]) -> str:
-    names = list(dict.fromkeys(m for t in leaves for m in t.source.metric_names()
-                               if m not in PLUGIN_ONLY_METRICS))
-    revision = benchmark.source.revision or None
-    if harness == "lm-eval":
-        return hooks_agentx.utils_source(harness, PACKAGES[harness], benchmark.source.hub_id, revision, names,
-                                         _settings(leaves), _rows_by_task(leaves))
-    return hooks_agentx.utils_source(harness, PACKAGES[harness], benchmark.source.hub_id, revision, names)
-
-
 UtilsBuilder = Callable[[str, Benchmark, list[ExportedTask]], str]
 THIN_HOOKS: dict[tuple[str, str], UtilsBuilder] = {
     **{(harness, "robovista"): _robovista_utils for harness in HARNESSES},
     **{(harness, "agentvqa"): _agentvqa_utils for harness in HARNESSES},
-    **{(harness, "agentx"): _agentx_utils for harness in HARNESSES},
 }
-SHARED_MODULES = {"agentvqa": hooks_agentvqa.SHARED_MODULES, "agentx": hooks_agentx.SHARED_MODULES}
+SHARED_MODULES = {"agentvqa": hooks_agentvqa.SHARED_MODULES}
 """Shared-core modules a benchmark's hooks import beyond those its core imports."""
-LEFT_OUT_CORE = {"agentx": hooks_agentx.LEFT_OUT_CORE}
-"""Benchmark-core modules an export does not need."""
-CORE_DATA_FILES = {"agentx": hooks_agentx.DATA_FILES}
-"""Data files of a benchmark core that its copied modules read (copied next to them)."""
 PLUGIN_ONLY_METRICS = ("loop_rate", "truncation_rate")
 KEPT_METADATA = ("version",)
 REVISION_TODO = "main  # TODO: pin the dataset commit (the exporting project pins none yet)"
@@ -135,11 +120,7 @@ def folder_files(benchmark: Benchmark, harness: str,
                                                                                         dict[str, str]]:
     """Every file of the task folder (name -> text) and the exported tasks."""
     tasks, files = yaml_files(benchmark, harness)
-    core = cores.exported_core(benchmark.name, PACKAGES[harness], SHARED_MODULES.get(benchmark.name, ()),
-                               LEFT_OUT_CORE.get(benchmark.name, ()))
-    core_folder = cores.benchmark_folder(benchmark.name)
-    core.update({name: (core_folder / name).read_text(encoding="utf-8")
-                 for name in CORE_DATA_FILES.get(benchmark.name, ())})
+    core = cores.exported_core(benchmark.name, PACKAGES[harness], SHARED_MODULES.get(benchmark.name, ()))
     clash = sorted(set(core) & {"utils.py", *files})
     if clash:
         raise cores.CoreExportError(f"core modules {clash} would replace a file of the task folder")
