@@ -41,6 +41,10 @@ class BenchmarkPackage(Protocol):
     def example_replies(self, doc: Mapping[str, Any]) -> list[str]:
         """Model replies that exercise the scorer on `doc` (golden tests of exported task folders)."""
 
+    def export_hooks(self) -> ModuleType:
+        """`tasks/<name>/upstream.py`, what its upstream export carries (an `adapters.upstream.UpstreamHooks`: the
+        thin `utils.py`, the citation and licences, the README and pull-request notes; checked by the exporter)."""
+
 
 class InterfaceError(TypeError):
     """A benchmark folder does not provide the interface; the message names the folder and the member."""
@@ -64,7 +68,7 @@ def check_metric_names(benchmark: str, names: Iterable[str], group_metrics: Iter
 def check_package(benchmark: str, module: ModuleType, group_metrics: Iterable[str] = ()) -> BenchmarkPackage:
     """`module` as a `BenchmarkPackage` (its metric names checked against the metrics its groups aggregate), or an
     `InterfaceError` naming every missing member."""
-    members = ("core", "METRICS", "load_docs", "build_mini", "error_modes", "example_replies")
+    members = ("core", "METRICS", "load_docs", "build_mini", "error_modes", "example_replies", "export_hooks")
     missing = [name for name in members if not hasattr(module, name)]
     if missing or not isinstance(module, BenchmarkPackage):
         raise InterfaceError(f"tasks/{benchmark}/__init__.py must provide {', '.join(missing or members)} "

@@ -197,12 +197,13 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
 def user_errors() -> tuple[type[BaseException], ...]:
     """Errors a user can act on: shown as one line, not a traceback."""
+    from lmms_agentic.adapters.interface import InterfaceError
     from lmms_agentic.error_analysis.judging import JudgeSetupError
     from lmms_agentic.harness.host import deterministic_errors
     from lmms_agentic.harness.runner import RunFailed
 
-    return (*deterministic_errors(), RunFailed, JudgeSetupError, FileNotFoundError, FileExistsError, KeyError,
-            ValueError)
+    return (*deterministic_errors(), RunFailed, JudgeSetupError, InterfaceError, FileNotFoundError, FileExistsError,
+            KeyError, ValueError)
 
 
 def one_line_errors(command: str, action: Callable[[], int], errors: tuple[type[BaseException], ...]) -> int:

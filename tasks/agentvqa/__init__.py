@@ -1,10 +1,12 @@
 """AgentVQA (five agent domains, four-option MCQs): the benchmark package of `adapters/interface.py` — its
-harness-neutral `core`, `METRICS`, and the plugin's loading, mini split, error modes and example replies."""
+harness-neutral `core`, `METRICS`, and the plugin's loading, mini split, error modes, example replies
+and upstream export."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from lmms_agentic.tasks.agentvqa import core
@@ -43,3 +45,11 @@ def example_replies(doc: Mapping[str, Any]) -> list[str]:
     from lmms_agentic.adapters.samples import mcq_example_replies
 
     return mcq_example_replies(doc)
+
+
+def export_hooks() -> ModuleType:
+    """Its upstream export (`upstream.py`, an `adapters.upstream.UpstreamHooks`): the thin `utils.py`, the citation
+    and licences, the README and pull-request notes."""
+    from lmms_agentic.tasks.agentvqa import upstream
+
+    return upstream

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from lmms_agentic.tasks.agentx import core
@@ -47,3 +48,11 @@ def example_replies(doc: Mapping[str, Any]) -> list[str]:
          "thought": s.get("thought")} for s in steps if isinstance(s, dict)],
         "final_answer": json.loads(doc.get("gt_final_answer_json") or "{}")}
     return ["```json\n" + json.dumps(trace) + "\n```", "", "I think it is a cat."]
+
+
+def export_hooks() -> ModuleType:
+    """Its upstream export (`upstream.py`, an `adapters.upstream.UpstreamHooks`): the thin `utils.py`, the citation
+    and licences, the README and pull-request notes."""
+    from lmms_agentic.tasks.agentx import upstream
+
+    return upstream

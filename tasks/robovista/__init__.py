@@ -1,10 +1,12 @@
 """RoboVista (RSS 2026): 474 five-option robot MCQs. Provides the `adapters.interface.BenchmarkPackage` members:
-the harness-neutral `core`, its `METRICS`, and loading, the mini split, error modes and example replies."""
+the harness-neutral `core`, its `METRICS`, and loading, the mini split, error modes, example replies and the
+upstream export."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from lmms_agentic.tasks.robovista import core
@@ -43,3 +45,11 @@ def example_replies(doc: Mapping[str, Any]) -> list[str]:
     from lmms_agentic.adapters.samples import mcq_example_replies
 
     return mcq_example_replies(doc)
+
+
+def export_hooks() -> ModuleType:
+    """Its upstream export (`upstream.py`, an `adapters.upstream.UpstreamHooks`): the thin `utils.py`, the citation
+    and licences, the README and pull-request notes."""
+    from lmms_agentic.tasks.robovista import upstream
+
+    return upstream

@@ -1,6 +1,6 @@
-"""The core-based RoboVista and AgentVQA exports (lmms-eval and lm-eval), checked as a maintainer would: their size,
-that nothing in them names this package, the README template, the harness's style, their own tests, and every metric
-equal to the plugin's.
+"""The core-based RoboVista, AgentVQA and Agent-X exports (lmms-eval and lm-eval), checked as a maintainer would:
+their size, that nothing in them names this package, the README template, the harness's style, their own tests,
+and every metric equal to the plugin's (Agent-X: with no judge configured, its judged metrics unscored in both).
 
 The metric check runs the exported hooks where `lmms_agentic` cannot be imported (`tests.lmeval.isolation`): the mini
 split is loaded with `datasets` as the harness loads `dataset_path`, every leaf task's `process_docs` and
@@ -21,37 +21,46 @@ import pytest
 
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.lmeval.export import export, formatting, task_folder, upstream
+from lmms_agentic.lmeval.export.layout import exported_sources
 from lmms_agentic.lmeval.export.testgen import plugin_environment
-from lmms_agentic.lmeval.sources import source_tasks
 from lmms_agentic.lmeval.task_functions import placeholder, resolve
 
 from ..lmeval.isolation import run_isolated
 
 pytestmark = pytest.mark.e2e
 HARNESSES = ("lmms-eval", "lm-eval")
-BENCHMARKS = ("robovista", "agentvqa")
+BENCHMARKS = ("robovista", "agentvqa", "agentx")
 TESTS = {"lmms-eval": "test/eval/test_{b}.py", "lm-eval": "tests/test_{b}.py"}
 README = {
     "robovista": ("@inproceedings{xie2026robovista,", r"\| GPT-4o \| 49\.6 \|", "Apache-2.0"),
     "agentvqa": ("@misc{gupta2026agentvqa,", r"\| GPT-4o \| 31\.4 \|", "AgentVQA_old"),
+    "agentx": ("@inproceedings{ashraf2026agentx,", r"\| GPT-4o \| 0\.\d+ \|", "mbzuai-oryx/Agent-X"),
 }
 """Per benchmark: its BibTeX entry's first line, a published row, a word of the dataset's licence note."""
-UTILS_LIMITS = {"robovista": (1500, 100_000), "agentvqa": (1500, 100_000)}
+UTILS_LIMITS = {"robovista": (1500, 100_000), "agentvqa": (1500, 100_000), "agentx": (2500, 250_000)}
 """(lines, bytes) of utils.py at most."""
-MIN_COMPARED = {"robovista": 200, "agentvqa": 100}
+MIN_COMPARED = {"robovista": 200, "agentvqa": 100, "agentx": 50}
 """Metric values compared at least (every leaf task's metrics)."""
+NON_TRIVIAL = {"agentx": ("toolset_f1_prog", "format_error_rate", "parse_failure_rate")}
+"""Metrics that must be strictly between their bounds in every leaf task (default: most of the values compared).
+Agent-X's judged metrics are unscored here (no judge), in the plugin and the export alike."""
 
 
 def _mini(benchmark: str) -> Path:
-    return next((benchmarks.get(benchmark).folder / "data" / "mini").rglob("*.parquet"))
+    """The mini split's table: its parquet file, or a release's data.json (its media next to it)."""
+    mini = benchmarks.get(benchmark).folder / "data" / "mini"
+    return next(mini.rglob("*.parquet"), mini / "data.json")
 
 SCRIPT = r'''
-import importlib, json, math, sys, datasets, yaml
+import importlib, json, math, os, sys, datasets, yaml
 class L(yaml.SafeLoader): pass
 L.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
 package, folder, parquet, tasks, name = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
 utils = importlib.import_module(f"{package}.tasks.{name}.utils")
-raw = datasets.load_dataset("parquet", data_files={"train": parquet}, split="train")
+if parquet.endswith(".json"):  # a data.json release: the hooks read it and its media from the dataset repository
+    utils.hf_hub_download = lambda repo_id, filename, **kwargs: os.path.join(os.path.dirname(parquet), filename)
+raw = datasets.load_dataset("parquet" if parquet.endswith(".parquet") else "json", data_files={"train": parquet},
+                            split="train")
 template = yaml.load(open(f"{folder}/_default_template_yaml"), L)
 out = {}
 for name, replies_per_row in tasks.items():
@@ -143,8 +152,8 @@ def _plugin_metrics(benchmark: str) -> tuple[dict[str, list[list[str]]], dict[st
     replies: dict[str, list[list[str]]] = {}
     results: dict[str, dict[str, float]] = {}
     with plugin_environment(bench):
-        for source in source_tasks(bench):
-            if source.is_group or "permutations" in source.relative.parts:
+        for source in exported_sources(bench):
+            if source.is_group:
                 continue
             docs = resolve(source.hook("process_docs"))(placeholder(source.placeholder(bench.folder.parent)))
             score = resolve(source.hook("process_results"))
@@ -179,5 +188,10 @@ def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, ha
             theirs = ours[task][metric]
             assert (math.isnan(value) and math.isnan(theirs)) or value == theirs, f"{task} {metric}"
             compared += 1
+    assert compared > MIN_COMPARED[benchmark]
+    if benchmark in NON_TRIVIAL:
+        for task, values in plugin.items():
+            assert all(0 < values[m] < 1 for m in NON_TRIVIAL[benchmark]), (task, values)
+        return
     non_trivial = [v for task in plugin.values() for v in task.values() if not math.isnan(v) and 0 < v < 100]
-    assert compared > MIN_COMPARED[benchmark] and len(non_trivial) > compared // 2
+    assert len(non_trivial) > compared // 2

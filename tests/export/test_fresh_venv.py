@@ -28,16 +28,20 @@ from ..lmeval import hfcache, loopback
 from . import fresh
 
 pytestmark = pytest.mark.e2e
-TASKS = {"robovista": ["robovista", "robovista_icl"], "agentvqa": ["agentvqa", "agentvqa_coords_norm1000_yx"]}
+TASKS = {"robovista": ["robovista", "robovista_icl"], "agentvqa": ["agentvqa", "agentvqa_coords_norm1000_yx"],
+         "agentx": ["agentx"]}
 """Per benchmark: RoboVista's domain group (zero-shot) and ICL group (every breakdown plus confidence and calibration
 metrics); AgentVQA's main group (images, action histories and sampled video frames) and a coordinate convention that
-re-renders the coordinate options."""
+re-renders the coordinate options; Agent-X's group (images, multi-image sets, video frames; no judge configured, so
+its judged metrics are unscored in both runs and the deterministic ones are compared)."""
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "OPENAI_API_KEY": "loopback"}
-NON_TRIVIAL_SHARE = {"robovista": 3, "agentvqa": 6}
+NON_TRIVIAL_SHARE = {"robovista": 3, "agentvqa": 6, "agentx": 8}
 """At least 1/N of the compared values lie strictly between 0 and 100. AgentVQA's mini split has three items per
 domain, so its per-source accuracies cover one item each and are 0 or 100 by construction."""
-HEADLINE = {"robovista": "parity_acc,none", "agentvqa": "accuracy,none"}
+HEADLINE = {"robovista": "parity_acc,none", "agentvqa": "accuracy,none", "agentx": "toolset_f1_prog,none"}
+DATA_FILES = {"agentx": {"test": "data.json"}}
+"""Releases kept as a data.json (the harness's `data_files`), not parquet."""
 HARNESSES = [h.strip() for h in os.environ.get("EXPORT_HARNESSES", "lm-eval").split(",") if h.strip()]
 
 
@@ -47,6 +51,10 @@ def _book(benchmark: str) -> loopback.ReplyBook:
     book = loopback.ReplyBook()
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("LMMS_AGENTIC_DATA", "mini")
+        if benchmark == "agentx":
+            for row in hooks.all_docs():
+                book.add_agentx(row["query"], json.loads(row["gt_steps_json"]), json.loads(row["gt_final_answer_json"]))
+            return book
         for row in hooks.all_docs().select_columns(["question", "options", "answer"]):
             book.add_mcq(row["question"], list(row["options"]), row["answer"])
     return book
@@ -91,7 +99,8 @@ def _hf_home(root: Path, benchmark: str) -> Path:
     """A Hugging Face home holding the mini split (and its media) under the Hub id the exported YAML names."""
     home = root / "hf_home"
     bench = benchmarks.get(benchmark)
-    hfcache.seed(home, bench.source.hub_id, bench.source.split, bench.folder / "data" / "mini")
+    mini = bench.folder / "data" / "mini"
+    hfcache.seed(home, bench.source.hub_id, bench.source.split, mini, DATA_FILES.get(benchmark))
     return home
 
 

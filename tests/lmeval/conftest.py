@@ -238,7 +238,9 @@ def hf_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def export_runs(exported: Path, hf_home: Path, book: loopback.ReplyBook, judge: Any,
                 tmp_path_factory: pytest.TempPathFactory) -> dict[str, HarnessRun]:
     root = tmp_path_factory.mktemp("export_runs")
-    env = _env(judge.base_url, HF_HOME=str(hf_home), HF_DATASETS_CACHE=str(hf_home / "datasets"))
+    # lmms-eval's exported Agent-X judges through lmms_eval.llm_judge: the same loopback judge, by its own settings
+    env = _env(judge.base_url, HF_HOME=str(hf_home), HF_DATASETS_CACHE=str(hf_home / "datasets"),
+               OPENAI_API_URL=judge.base_url, MODEL_VERSION="loopback-judge-2025-01-01", API_TYPE="openai")
     for key in [k for k in env if k.startswith("LMMS_AGENTIC_DATA")]:
         del env[key]
     runs = {}

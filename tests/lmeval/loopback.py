@@ -185,8 +185,19 @@ class ReplyBook:
         return ScriptedReply(f"I cannot answer this ({len(key.images)} images).")
 
 
+_FENCE_LINE = re.compile(r"<<<DATA [A-Za-z0-9_]+ [0-9a-f]{16} (?:BEGIN|END)>>>")
+
+
+def judged_content(prompt: str) -> str:
+    """What a judge prompt asks about, without the plugin's data fences and their notice (an exported task sends
+    the same judge prompt unfenced), whitespace collapsed."""
+    from lmms_agentic.judges.fencing import DATA_NOTICE
+
+    return " ".join(_FENCE_LINE.sub(" ", prompt.replace(DATA_NOTICE, " ")).split())
+
+
 def judge_reply(call: ScriptedCall) -> ScriptedReply:
-    h = int(hashlib.sha256(call.prompt.encode()).hexdigest(), 16)
+    h = int(hashlib.sha256(judged_content(call.prompt).encode()).hexdigest(), 16)
     return ScriptedReply(json.dumps({"Score": f"{h % 11 / 10:.1f}", "Justification": "scripted"}))
 
 

@@ -160,9 +160,22 @@ def test_demo_report_and_reproduce_include_it(checkout: tuple[Path, Path, list[s
 
 
 def test_export_and_lm_eval_include_it(checkout: tuple[Path, Path, list[str]], tmp_path: Path) -> None:
+    """Its scaffolded `upstream.py` exports it for both harnesses: the core next to a thin utils.py, nothing naming
+    this package, and the export's own test files pass where lmms_agentic cannot be imported."""
+    from ..lmeval.isolation import run_isolated
+
     root, cache, _ = checkout
-    _run(root, cache, "-m", "lmms_agentic", "export", "--harness", "lmms-eval", "--benchmark", NAME,
-         str(tmp_path / "export"))
-    assert next((tmp_path / "export").rglob(f"{NAME}_general.yaml")).is_file()
+    dirs = {"lmms-eval": ("lmms_eval", "test/eval"), "lm-eval": ("lm_eval", "tests")}
+    for harness, (package, tests) in dirs.items():
+        out = tmp_path / harness
+        _run(root, cache, "-m", "lmms_agentic", "export", "--harness", harness, "--benchmark", NAME, str(out))
+        folder = out / package / "tasks" / NAME
+        assert {"utils.py", "records.py", "prompt.py", "extract.py"} <= {p.name for p in folder.glob("*.py")}
+        assert (folder / f"{NAME}_general.yaml").is_file()
+        assert not [p for p in out.rglob("*") if p.is_file() and "lmms_agentic" in p.read_text()]
+        done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(out),
+                                       str(out / tests / f"test_{NAME}.py")], {},
+                            cwd=out, task_dirs={f"{package}.tasks": str(out / package / "tasks")})
+        assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
     folder = Path(_run(root, cache, "-m", "lmms_agentic", "lmeval-tasks-dir").stdout.strip())
     assert (folder / NAME / f"{NAME}_general.yaml").is_file() and folder.is_relative_to(cache)

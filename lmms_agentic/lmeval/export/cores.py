@@ -43,6 +43,11 @@ def benchmark_core(benchmark: str) -> str:
     return f"{ROOT}.tasks.{benchmark}.core"
 
 
+def benchmark_folder(benchmark: str) -> Path:
+    """The folder of the benchmark core's modules (and data files)."""
+    return _origin(benchmark_core(benchmark)).parent
+
+
 def _origin(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
@@ -76,12 +81,13 @@ def _is_module(name: str) -> bool:
         return False
 
 
-def core_modules(benchmark: str, shared: tuple[str, ...] = ()) -> list[CoreModule]:
+def core_modules(benchmark: str, shared: tuple[str, ...] = (), left_out: tuple[str, ...] = ()) -> list[CoreModule]:
     """Every module of the benchmark core, plus the shared-core modules they import (transitively), by file name;
-    `shared`: shared-core modules the export's hooks import (e.g. `extract`), added with their own imports."""
+    `shared`: shared-core modules the export's hooks import (e.g. `extract`), added with their own imports;
+    `left_out`: benchmark-core modules the export does not need (an error if a copied module imports one)."""
     own = benchmark_core(benchmark)
     folder = _origin(own).parent
-    todo = [f"{own}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem != "__init__"]
+    todo = [f"{own}.{p.stem}" for p in sorted(folder.glob("*.py")) if p.stem not in ("__init__", *left_out)]
     todo += [f"{SHARED_CORE}.{name}" for name in shared]
     found: dict[str, CoreModule] = {}
     while todo:
@@ -91,6 +97,8 @@ def core_modules(benchmark: str, shared: tuple[str, ...] = ()) -> list[CoreModul
         if not (module.startswith(own + ".") or module.startswith(SHARED_CORE + ".")):
             raise CoreExportError(f"{module} is imported by the {benchmark} core but is not part of a core "
                                   f"({own} or {SHARED_CORE}); a core imports only the shared core")
+        if module.rpartition(".")[2] in left_out and module.startswith(own + "."):
+            raise CoreExportError(f"{module} is left out of the {benchmark} export but a copied module imports it")
         path = _origin(module)
         found[module] = CoreModule(module, path)
         todo.extend(sorted(_imported(module, path) - {own, SHARED_CORE}))
@@ -115,10 +123,11 @@ def rewrite(source: str, benchmark: str, package: str) -> str:
     return source
 
 
-def exported_core(benchmark: str, package: str, shared: tuple[str, ...] = ()) -> dict[str, str]:
-    """file name -> text of every core module of the export (`shared`: as in `core_modules`)."""
+def exported_core(benchmark: str, package: str, shared: tuple[str, ...] = (),
+                  left_out: tuple[str, ...] = ()) -> dict[str, str]:
+    """file name -> text of every core module of the export (`shared`, `left_out`: as in `core_modules`)."""
     files: dict[str, str] = {}
-    for item in core_modules(benchmark, shared):
+    for item in core_modules(benchmark, shared, left_out):
         text = rewrite(item.path.read_text(encoding="utf-8"), benchmark, package)
         left = FORBIDDEN.search(text)
         if left:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
+from lmms_agentic.adapters.upstream import check_hooks
 from lmms_agentic.lmeval.generate import Block
 from lmms_agentic.lmeval.sources import Ref, SourceTask, source_tasks
 
@@ -31,14 +32,10 @@ LMEVAL_HOOKS = ("doc_to_image", "doc_to_text", "doc_to_target", "process_results
 SYSTEM_FIELD = "system_prompt"
 
 
-NOT_EXPORTED = {"agentx": ("agentx_script_", "agentx_tools")}
-"""Task-name prefixes left out per benchmark: Agent-X's per-model script protocols (a reproduction aid) and its
-multi-turn tool tasks (lmms-eval's `generate_until_agentic`, which lm-eval cannot run); only the one-shot tasks go."""
-
-
 def exported_sources(benchmark: Benchmark) -> list[SourceTask]:
-    """The benchmark's tasks and groups, without the generated permutation variants and `NOT_EXPORTED` tasks."""
-    skipped = NOT_EXPORTED.get(benchmark.name, ())
+    """The benchmark's tasks and groups, without the generated permutation variants and the tasks its `upstream.py`
+    leaves out (`NOT_EXPORTED` prefixes, e.g. Agent-X's per-model script protocols and its multi-turn tool tasks)."""
+    skipped = check_hooks(benchmark.name, benchmark.package().export_hooks()).NOT_EXPORTED
     return [s for s in source_tasks(benchmark)
             if PERMUTATIONS not in s.relative.parts and not s.name.startswith(skipped)]
 

@@ -3,22 +3,24 @@
 lm-eval's `templates/new_yaml_task/README.md` (Paper, Citation, Groups/Tags/Tasks, Checklist, Changelog), which
 also covers what lmms-eval task READMEs hold, plus how to run it, the published numbers of the paper's main table
 (the headline metric's rows of the benchmark's reference table) and the source and licence of every verbatim
-prompt, parser and table (`citations`). Task descriptions are the leading comment lines of each source YAML,
-without the sentences that are about the exporting project. Nothing in it names that project.
+prompt, parser and table (the benchmark's `upstream.ORIGIN`). Task descriptions are the leading comment lines of
+each source YAML, without the sentences that are about the exporting project. Nothing in it names that project.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from lmms_agentic.adapters import reference
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.lmeval.export.citations import ORIGINS
+from lmms_agentic.adapters.reference import load_reference, referenced_benchmarks
+from lmms_agentic.adapters.upstream import check_hooks
 from lmms_agentic.lmeval.export.layout import ExportedTask
 
 MAX_LINES = 150
 MAIN_TABLE_ROWS = 16
+PUBLISHED_SOURCES = ("paper", "README table")
+"""Where the published numbers come from, in order of preference: the paper's tables, else the authors' README."""
 PROJECT = re.compile(r"lmms[_-]agentic|python -m |reference\.csv|benchmark\.json", re.IGNORECASE)
 COMMANDS = {
     "lmms-eval": ("python -m lmms_eval --model openai --model_args model_version=gpt-4o-2024-08-06 "
@@ -34,21 +36,6 @@ NOTES = {
 }
 
 
-BENCHMARK_NOTES = {
-    "agentvqa": {
-        "both": ("Videos: the file is read from the dataset repository (`huggingface_hub.hf_hub_download`, the "
-                 "YAML's revision) and `n_frames` (32) frames are sampled with PyAV: every frame decoded, then "
-                 "indices `round(linspace(0, n - 1, 32))` rounded half up (every frame when there are fewer). The "
-                 "implementation these tasks were ported from uses the same rule but decodes with decord when it is "
-                 "installed (PyAV otherwise), and decord counts frames from the container's index: frame selection "
-                 "can differ only for a video whose indexed frame count differs from the frames PyAV decodes "
-                 "(variable frame rate, damaged or truncated files; that implementation rejects truncated files). "
-                 "On the test videos both decoders give the same indices and identical pixels."),
-        "lmms-eval": "`qwen2_5_vl` and `qwen3_vl` receive the video file itself (`video_mode: native`).",
-        "lm-eval": "lm-eval has no video input: every model gets the sampled frames; `av` must be installed.",
-    },
-}
-"""Benchmark-specific lines of the Running section (both harnesses, then per harness)."""
 
 
 class ReadmeError(ValueError):
@@ -65,6 +52,8 @@ def description(task: ExportedTask) -> str:
     text = " ".join(lines).strip()
     sentences = re.split(r"(?<=[.;])\s+", text)
     kept = " ".join(s for s in sentences if s and not PROJECT.search(s)).rstrip(";")
+    if kept.count("(") > kept.count(")"):  # a parenthesis whose end was in a dropped sentence: drop its start too
+        kept = kept[: kept.rfind("(")].rstrip(" ;,")
     return kept + "." if kept and kept[-1] not in ".)]" else kept
 
 
@@ -77,10 +66,11 @@ def _member(task: ExportedTask, groups: Sequence[ExportedTask]) -> str:
 
 def published(benchmark: Benchmark) -> list[str]:
     """The paper's main-table rows of the headline metric, as markdown lines."""
-    if benchmark.name not in reference.referenced_benchmarks():
+    if benchmark.name not in referenced_benchmarks():
         return ["None recorded."]
-    rows = [r for r in reference.load_reference(benchmark.name)
-            if r.metric == benchmark.headline_metric and r.source.startswith("paper")]
+    headline = [r for r in load_reference(benchmark.name) if r.metric == benchmark.headline_metric]
+    rows = next(([r for r in headline if r.source.startswith(kind)] for kind in PUBLISHED_SOURCES
+                 if any(r.source.startswith(kind) for r in headline)), [])
     if not rows:
         return ["None recorded."]
     first = rows[0].source
@@ -91,7 +81,8 @@ def published(benchmark: Benchmark) -> list[str]:
 
 
 def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) -> str:
-    origin = ORIGINS[benchmark.name]
+    own = check_hooks(benchmark.name, benchmark.package().export_hooks())
+    origin = own.ORIGIN
     groups = [t for t in tasks if t.source.is_group]
     leaves = [t for t in tasks if not t.source.is_group]
     main = (groups or leaves)[0].source.name
@@ -107,7 +98,7 @@ def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) ->
         "", "#### Tags", "", "* none", "", "#### Tasks", "",
         *(f"* `{t.source.name}`: {description(t) or _member(t, groups)}" for t in leaves),
         "", "### Running", "", "```bash", COMMANDS[harness].format(task=main), "```", "",
-        NOTES[harness], *_benchmark_notes(benchmark.name, harness),
+        NOTES[harness], *_benchmark_notes(own.RUNNING_NOTES, harness),
         "", "### Published numbers", "", *published(benchmark), "",
         "### Licences of verbatim material", "", *verbatim, "",
         "The task code in this folder is contributed under the harness's licence (MIT).", "",
@@ -133,8 +124,8 @@ def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) ->
     return text
 
 
-def _benchmark_notes(benchmark: str, harness: str) -> list[str]:
-    notes = BENCHMARK_NOTES.get(benchmark, {})
+def _benchmark_notes(notes: Mapping[str, str], harness: str) -> list[str]:
+    """The benchmark's own lines of the Running section (those for both harnesses, then this harness's)."""
     return ["", *(notes[key] for key in ("both", harness) if key in notes)] if notes else []
 
 

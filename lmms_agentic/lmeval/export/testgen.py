@@ -95,6 +95,12 @@ def _unbranded(value: Any) -> Any:
     return value
 
 
+def _is_record(value: Any) -> bool:
+    """A per-sample record without a score of its own (Agent-X's, carrying the plugin's extra fields): compared
+    through the other metrics' views of it, not as a whole."""
+    return isinstance(value, Mapping) and "score" not in value and "id" in value
+
+
 def golden(tasks: Sequence[ExportedTask]) -> dict[str, Any]:
     """The leaf task with the most metrics, one of its documents, the benchmark's example replies and the
     plugin's values for each."""
@@ -111,6 +117,8 @@ def golden(tasks: Sequence[ExportedTask]) -> dict[str, Any]:
         replies = benchmark.package().example_replies(row)
         scorer = resolve(source.hook("process_results"))
         expected = [comparable(_plain(scorer(row, [reply])), metrics) for reply in replies]
+    records = {name for values in expected for name, value in values.items() if _is_record(value)}
+    expected = [{name: value for name, value in values.items() if name not in records} for values in expected]
     return {"task": source.name, "process_results": source.hook("process_results").rpartition(".")[2],
             "doc": _unbranded(_plain({k: v for k, v in row.items() if k not in PLUGIN_ONLY_COLUMNS})),
             "replies": replies, "expected": expected}

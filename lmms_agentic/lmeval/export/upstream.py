@@ -1,10 +1,10 @@
 """Core-based upstream export: the benchmark core as sibling modules plus a thin `utils.py` in the harness's idiom.
 
-Used for the benchmarks and harnesses listed in `THIN_HOOKS` (RoboVista and AgentVQA, both harnesses); Agent-X still
-takes the inlined bundle (`glue`).
-The folder holds the task YAMLs (from the benchmark's lmms-eval tasks, `layout`), the copied core (`cores`), the
-hand-written hooks (`hooks_<benchmark>`), a README in the harness's template (`readme`) and, outside the folder, a
-test file (`testgen`). Differences from the plugin's tasks, all on purpose:
+Every benchmark is exported this way, for both harnesses: what only the benchmark knows (its hooks, citation,
+notes, the tasks left out) is its `tasks/<name>/upstream.py` (`adapters.upstream.UpstreamHooks`, reached through
+`Benchmark.package().export_hooks()`). The folder holds the task YAMLs (from the benchmark's lmms-eval tasks, `layout`),
+the copied core (`cores`), the benchmark's thin `utils.py`, a README in the harness's template (`readme`) and,
+outside the folder, a test file (`testgen`). Differences from the plugin's tasks, all on purpose:
 
 - data: `dataset_path` is the benchmark's Hub dataset with the manifest's revision (`main` plus a to-do comment
   when the manifest pins none); the plugin's data locations, schema overrides and bad-record skipping stay there;
@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.lmeval.export import cores, hooks_agentvqa, hooks_robovista
+from lmms_agentic.adapters.upstream import HooksRequest, UpstreamHooks, check_hooks
+from lmms_agentic.lmeval.export import cores
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
 from lmms_agentic.lmeval.generate import Block, dump
 from lmms_agentic.lmeval.sources import Ref
@@ -28,36 +29,15 @@ PACKAGES = {"lmms-eval": "lmms_eval", "lm-eval": "lm_eval"}
 HARNESSES = ("lmms-eval", "lm-eval")
 
 
-def _robovista_utils(harness: str, benchmark: Benchmark, leaves: list[ExportedTask]) -> str:
-    if harness == "lm-eval":
-        return hooks_robovista.utils_source(harness, PACKAGES[harness], _settings(leaves), _rows_by_task(leaves))
-    return hooks_robovista.utils_source(harness, PACKAGES[harness])
-
-
-def _agentvqa_utils(harness: str, benchmark: Benchmark, leaves: list[ExportedTask]) -> str:
-    rows = sorted({_rows_function(t) for t in leaves})
-    revision = benchmark.source.revision or None
-    if harness == "lm-eval":
-        return hooks_agentvqa.utils_source(harness, PACKAGES[harness], rows, benchmark.source.hub_id, revision,
-                                           _settings(leaves), _rows_by_task(leaves))
-    return hooks_agentvqa.utils_source(harness, PACKAGES[harness], rows, benchmark.source.hub_id, revision)
-
-
-UtilsBuilder = Callable[[str, Benchmark, list[ExportedTask]], str]
-THIN_HOOKS: dict[tuple[str, str], UtilsBuilder] = {
-    **{(harness, "robovista"): _robovista_utils for harness in HARNESSES},
-    **{(harness, "agentvqa"): _agentvqa_utils for harness in HARNESSES},
-}
-SHARED_MODULES = {"agentvqa": hooks_agentvqa.SHARED_MODULES}
-"""Shared-core modules a benchmark's hooks import beyond those its core imports."""
 PLUGIN_ONLY_METRICS = ("loop_rate", "truncation_rate")
 KEPT_METADATA = ("version",)
 REVISION_TODO = "main  # TODO: pin the dataset commit (the exporting project pins none yet)"
 HEADER = "# {title} ({benchmark})\n"
 
 
-def is_thin(harness: str, benchmark: str) -> bool:
-    return (harness, benchmark) in THIN_HOOKS
+def hooks(benchmark: Benchmark) -> UpstreamHooks:
+    """The benchmark's `upstream.py`, checked against `adapters.upstream.UpstreamHooks`."""
+    return check_hooks(benchmark.name, benchmark.package().export_hooks())
 
 
 def _clean(config: dict[str, Any], revision: str | None) -> dict[str, Any]:
@@ -111,8 +91,13 @@ def _rows_by_task(leaves: list[ExportedTask]) -> dict[str, str]:
 
 
 def utils_text(harness: str, benchmark: Benchmark, tasks: list[ExportedTask]) -> str:
+    """The benchmark's thin `utils.py` for these tasks."""
     leaves = [t for t in tasks if not t.source.is_group]
-    return THIN_HOOKS[(harness, benchmark.name)](harness, benchmark, leaves)
+    names = tuple(dict.fromkeys(m for t in leaves for m in t.source.metric_names() if m not in PLUGIN_ONLY_METRICS))
+    request = HooksRequest(harness=harness, package=PACKAGES[harness], hub_id=benchmark.source.hub_id,
+                           revision=benchmark.source.revision or None, metric_names=names,
+                           settings=_settings(leaves), rows_by_task=_rows_by_task(leaves))
+    return hooks(benchmark).utils_source(request)
 
 
 def folder_files(benchmark: Benchmark, harness: str,
@@ -120,7 +105,10 @@ def folder_files(benchmark: Benchmark, harness: str,
                                                                                         dict[str, str]]:
     """Every file of the task folder (name -> text) and the exported tasks."""
     tasks, files = yaml_files(benchmark, harness)
-    core = cores.exported_core(benchmark.name, PACKAGES[harness], SHARED_MODULES.get(benchmark.name, ()))
+    own = hooks(benchmark)
+    core = cores.exported_core(benchmark.name, PACKAGES[harness], own.SHARED_MODULES, own.LEFT_OUT_CORE)
+    core_folder = cores.benchmark_folder(benchmark.name)
+    core.update({name: (core_folder / name).read_text(encoding="utf-8") for name in own.DATA_FILES})
     clash = sorted(set(core) & {"utils.py", *files})
     if clash:
         raise cores.CoreExportError(f"core modules {clash} would replace a file of the task folder")

@@ -15,7 +15,7 @@ from typing import Any
 
 TOOLMETA_PATH = Path(__file__).resolve().parent / "toolmeta.json"
 EXPORT_INLINED_FILES = {"_toolmeta_text": "toolmeta.json"}
-"""For `python -m lmms_agentic export`: the exported `utils.py` replaces `_toolmeta_text` by the file's text."""
+"""Data files next to this module that an exported task folder carries with it (the function that reads each)."""
 
 # The keys of toolmeta.json, in file order (a test checks that they agree).  The notebooks' set of allowed names.
 TOOL_NAMES: tuple[str, ...] = (

@@ -1,6 +1,7 @@
-"""AgentVQA's thin `utils.py` for a core-based export: the hooks its task YAMLs name, on top of the copied core.
+"""AgentVQA's upstream export (`adapters.upstream.UpstreamHooks`): its citation and licences, the notes of its README
+and pull request, and its thin `utils.py`, the hooks its task YAMLs name on top of the copied core.
 
-`utils_source(harness, package, settings, process_docs, variants)` assembles it (`__PACKAGE__` becomes the
+`utils_source(request)` assembles it (`__PACKAGE__` becomes the
 harness's package). It does what the plugin's `hooks.py` and `views.py` do for the same metrics, with the core doing
 the work: release rows -> canonical documents (`records.normalise`, the release columns renamed by
 `records.FIELD_MAP`), the variant's settings written into every document (domain, coordinate convention, action
@@ -20,13 +21,65 @@ thinking-loop metrics.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Mapping
-from typing import Any
 
+from lmms_agentic.adapters.upstream import FRAME_SAMPLER, HooksRequest, Origin, lm_eval_docs
+
+ORIGIN = Origin(
+    bibtex="""@misc{gupta2026agentvqa,
+  title  = {AgentVQA: A Unified Benchmark for Agentic Visual Understanding},
+  author = {Gupta and Konan and Yin and Sarch and Liu},
+  note   = {University of Maryland and Princeton University; arXiv preprint},
+}""",
+    bibtex_source=("the paper's title page (the authors publish no BibTeX entry yet: full author names, year and "
+                   'arXiv identifier are to be completed)'),
+    verbatim=(
+        ('the prompt layout and instruction (`prompt.py`, the YAMLs)',
+         "written for this task from the paper's description (no official prompt file is published)",
+         "the harness's licence (MIT)"),
+        ('the domain and source names (`records.py`), the per-source sample counts',
+         'the paper (Table 2, Fig. 2)',
+         'facts from the paper, cited above'),
+        ('the published numbers (section above)',
+         'the paper, Table 1',
+         'quoted with the citation above'),
+        ('the dataset (`AgentVQA/AgentVQA`)',
+         'the Hugging Face dataset card',
+         ('not stated on the card when this task was written (its pre-release pool `AgentVQA/AgentVQA_old` is '
+          'MIT): to be confirmed with the authors in the pull request')),
+    ),
+    paper_title='AgentVQA: A Unified Benchmark for Agentic Visual Understanding',
+    reference_check=('The authors publish no evaluation code: the prompt, the answer parser and the scoring '
+                     "follow the paper's description; a full run reproducing the table above is still to be "
+                     'done.'),
+)
+NOT_EXPORTED: tuple[str, ...] = ()
+RUNNING_NOTES: dict[str, str] = {
+    'both': ('Videos: the file is read from the dataset repository (`huggingface_hub.hf_hub_download`, the '
+             "YAML's revision) and `n_frames` (32) frames are sampled with PyAV: every frame decoded, then "
+             'indices `round(linspace(0, n - 1, 32))` rounded half up (every frame when there are fewer). The '
+             'implementation these tasks were ported from uses the same rule but decodes with decord when it is '
+             "installed (PyAV otherwise), and decord counts frames from the container's index: frame selection "
+             'can differ only for a video whose indexed frame count differs from the frames PyAV decodes '
+             '(variable frame rate, damaged or truncated files; that implementation rejects truncated files). On '
+             'the test videos both decoders give the same indices and identical pixels.'),
+    'lmms-eval': '`qwen2_5_vl` and `qwen3_vl` receive the video file itself (`video_mode: native`).',
+    'lm-eval': 'lm-eval has no video input: every model gets the sampled frames; `av` must be installed.',
+}
+DEPENDENCY_NOTES: dict[str, str] = {
+    'lmms-eval': 'Video frames are decoded with PyAV (`av`, which lmms-eval installs).',
+    'lm-eval': ('Video frames are decoded with PyAV (`av`), which no lm-eval extra installs: the pull '
+                'request\nadds an extra to `pyproject.toml` (`agentvqa = ["av", "pillow"]`, as task-specific '
+                'extras such as `ifeval` do)\nand the README names it (`pip install lm-eval[agentvqa]`).'),
+}
+MEDIA_AT_REVISION = 'the video files'
+PR_STEPS = ("- the release schema: the field map in `records.py` (`FIELD_MAP`) was written before the dataset "
+            "card could be read;\n  check it against the card's features and adjust it;\n"
+            "- the BibTeX entry: complete the authors' full names, the year and the arXiv identifier;\n")
 SHARED_MODULES = ("extract", "scores", "text")
 """Shared-core modules the hooks import beyond what the benchmark core imports."""
+LEFT_OUT_CORE: tuple[str, ...] = ()
+DATA_FILES: tuple[str, ...] = ()
 VARIANT = re.compile(r"docs_(?P<domain>[a-z_]+?)"
                      r"(?:_(?P<convention>norm1000_xy|norm1000_yx)|_(?P<nohistory>nohistory))?$")
 DEFAULT_CONVENTION = "pixel_xy"
@@ -114,33 +167,7 @@ def _variant(dataset, domain, convention, history):
 VISUALS = '''# ---------------------------------------------------------------- images and video frames
 
 
-def uniform_indices(n_total, n_wanted):
-    """Evenly spaced frame indices over [0, n_total - 1], first and last included; every frame when too few."""
-    if n_total <= n_wanted:
-        return list(range(n_total))
-    if n_wanted == 1:
-        return [(n_total - 1) // 2]
-    step = Fraction(n_total - 1, n_wanted - 1)
-    return [int((i * step * 2 + 1) // 2) for i in range(n_wanted)]
-
-
-@functools.lru_cache(maxsize=4)
-def sample_frames(path, n_wanted):
-    """`n_wanted` uniformly spaced RGB frames of the video (PyAV: one pass to count the frames, one to keep them)."""
-    import av
-
-    with av.open(path) as container:
-        total = sum(1 for _ in container.decode(container.streams.video[0]))
-    if total == 0:
-        raise ValueError(f"{path} holds no video frames")
-    wanted = set(uniform_indices(total, n_wanted))
-    frames = []
-    with av.open(path) as container:
-        for index, frame in enumerate(container.decode(container.streams.video[0])):
-            if index in wanted:
-                frames.append(Image.fromarray(frame.to_ndarray(format="rgb24")))
-    return tuple(frames)
-
+''' + FRAME_SAMPLER + '''
 
 def _video_file(doc):
     return hf_hub_download(DATASET, doc["video"], repo_type="dataset", revision=REVISION)
@@ -270,7 +297,7 @@ def variant_of(rows_function: str) -> tuple[str, str, bool]:
     found = VARIANT.match(rows_function)
     if found is None:
         raise ValueError(f"{rows_function}: not an AgentVQA variant name (docs_<domain>[_norm1000_xy|_norm1000_yx|"
-                         "_nohistory]); add its settings to hooks_agentvqa.variant_of")
+                         "_nohistory]); add its settings to tasks/agentvqa/upstream.py, variant_of")
     return found["domain"], found["convention"] or DEFAULT_CONVENTION, not found["nohistory"]
 
 
@@ -282,33 +309,19 @@ def _rows_functions(names: list[str]) -> str:
     return "\n\n".join(blocks) + "\n\n"
 
 
-def _lm_eval_docs(settings: Mapping[str, Mapping[str, Any]], process_docs: Mapping[str, str]) -> str:
-    """The per-task prompt settings and each task's process_docs (the variant's rows, then the settings)."""
-    table = "SETTINGS = " + json.dumps({task: dict(s) for task, s in settings.items()}, indent=4, sort_keys=True)
-    table = table.replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
-    blocks = [f"def {task}_docs(dataset):\n    return _with_settings({rows}(dataset), SETTINGS[{task!r}])\n"
-              for task, rows in process_docs.items()]
-    return "\n\n".join([table + "\n", *blocks])
-
-
-def utils_source(harness: str, package: str, rows_functions: list[str], dataset: str, revision: str | None,
-                 settings: Mapping[str, Mapping[str, Any]] | None = None,
-                 process_docs: Mapping[str, str] | None = None) -> str:
-    """The complete utils.py: `rows_functions` are the variants' process_docs names, `dataset`/`revision` where the
-    videos are read from (`revision` None: `main`, marked to pin); for lm-eval, `settings` and `process_docs` (the
-    rows function) name each task's."""
-    pinned = bool(revision)
-    revision = revision or "main"
-    if harness == "lm-eval":
-        for task, values in (settings or {}).items():
+def utils_source(request: HooksRequest) -> str:
+    """The complete utils.py: the variants' rows functions; the videos read from the dataset at the request's revision
+    (`main`, marked to pin, while none is pinned); for lm-eval, each task's prompt settings and rows function."""
+    if request.harness == "lm-eval":
+        for task, values in request.settings.items():
             if values.get("video_mode") != "frames":
                 raise ValueError(f"{task}: lm-eval has no video input; its prompt settings need video_mode: frames")
-    todo = "" if pinned else "  # TODO: pin the dataset commit (the same as in _default_template_yaml)"
-    documents = (DOCUMENTS.replace("__DATASET__", dataset).replace("__REVISION__", revision)
-                 .replace("__REVISION_TODO__", todo))
-    parts = [DOCSTRING.replace("__HARNESS__", harness), documents, _rows_functions(rows_functions), VISUALS]
-    if harness == "lm-eval":
-        parts += [LM_EVAL_PROMPT, SCORING, "\n\n" + _lm_eval_docs(settings or {}, process_docs or {})]
+    documents = (DOCUMENTS.replace("__DATASET__", request.hub_id).replace("__REVISION__", request.revision_or_main)
+                 .replace("__REVISION_TODO__", request.revision_todo))
+    parts = [DOCSTRING.replace("__HARNESS__", request.harness), documents, _rows_functions(request.rows_functions),
+             VISUALS]
+    if request.harness == "lm-eval":
+        parts += [LM_EVAL_PROMPT, SCORING, "\n\n" + lm_eval_docs(request.settings, request.rows_by_task)]
     else:
         parts += [LMMS_EVAL_PROMPT, SCORING]
-    return "".join(parts).replace("__PACKAGE__", package)
+    return "".join(parts).replace("__PACKAGE__", request.package)

@@ -1,6 +1,7 @@
-"""RoboVista's thin `utils.py` for a core-based export: the hooks its task YAMLs name, on top of the copied core.
+"""RoboVista's upstream export (`adapters.upstream.UpstreamHooks`): its citation and licences, the notes of its README
+and pull request, and its thin `utils.py`, the hooks its task YAMLs name on top of the copied core.
 
-`utils_source(harness, package, settings, process_docs)` assembles it (`__PACKAGE__` becomes the harness's
+`utils_source(request)` assembles it (`__PACKAGE__` becomes the harness's
 package): the same documents, images and scoring for both harnesses; lmms-eval's prompt hooks take
 `lmms_eval_specific_kwargs`, lm-eval's read the prompt settings that each task's `process_docs` wrote into every
 document (`SETTINGS`, one entry per task). It does what the plugin's `hooks.py`, `views.py` and
@@ -14,9 +15,39 @@ MCQ judge fallback, option permutations and the thinking-loop metrics.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Any
+from lmms_agentic.adapters.upstream import HooksRequest, Origin, lm_eval_docs
+
+ORIGIN = Origin(
+    bibtex="""@inproceedings{xie2026robovista,
+  title     = {RoboVista: Evaluating Vision-Language Models for Diverse Robot Applications},
+  author    = {Xie, Shuangyu and Chen, Kaiyuan and Chen, Ziyang and Adebola, Simeon and Huang, Yixuan and
+               Ma, Zehan and Qiu, Tianshuang and Yuan, Wentao and Shah, Dhruv and Sanketi, Pannag R. and
+               Goldberg, Ken},
+  booktitle = {Robotics: Science and Systems (RSS)},
+  year      = {2026},
+}""",
+    bibtex_source="the authors' runner README (github.com/Dimios45/robovista)",
+    verbatim=(
+        ('prompts (system prompts, suffixes, confidence request, ICL layout; the YAMLs and `prompt.py`)',
+         'github.com/Dimios45/robovista `benchmark/prompts.json`, `benchmark/run_benchmark.py`',
+         ('no licence file in that repository (all rights reserved by default): permission is requested in the '
+          'pull request')),
+        ('the two released answer parsers (`parity.py`)',
+         'github.com/Dimios45/robovista `benchmark/run_benchmark.py`, `benchmark/run_benchmark_local.py`',
+         'as above'),
+        ('the dataset (`sy-xie/robovista`)',
+         'the Hugging Face dataset card',
+         'Apache-2.0'),
+    ),
+)
+NOT_EXPORTED: tuple[str, ...] = ()
+RUNNING_NOTES: dict[str, str] = {}
+DEPENDENCY_NOTES: dict[str, str] = {}
+MEDIA_AT_REVISION = ''
+PR_STEPS = ''
+SHARED_MODULES: tuple[str, ...] = ()
+LEFT_OUT_CORE: tuple[str, ...] = ()
+DATA_FILES: tuple[str, ...] = ()
 
 DOCSTRING = '''"""RoboVista task hooks: data, prompts, images and scoring for the YAMLs in this folder.
 
@@ -302,22 +333,11 @@ process_results_icl = _results(ICL)
 '''
 
 
-
-def _lm_eval_docs(settings: Mapping[str, Mapping[str, Any]], process_docs: Mapping[str, str]) -> str:
-    """The per-task prompt settings and each task's process_docs (the rows, then the settings written in)."""
-    table = "SETTINGS = " + json.dumps({task: dict(s) for task, s in settings.items()}, indent=4, sort_keys=True)
-    table = table.replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
-    blocks = [f"def {task}_docs(dataset):\n    return _with_settings({rows}(dataset), SETTINGS[{task!r}])\n"
-              for task, rows in process_docs.items()]
-    return "\n\n".join([table + "\n", *blocks])
-
-
-def utils_source(harness: str, package: str, settings: Mapping[str, Mapping[str, Any]] | None = None,
-                 process_docs: Mapping[str, str] | None = None) -> str:
-    """The complete utils.py; for lm-eval, `settings` and `process_docs` (the rows function) name each task's."""
-    parts = [DOCSTRING.replace("__HARNESS__", harness), DOCUMENTS, SHARED_PROMPT]
-    if harness == "lm-eval":
-        parts += [LM_EVAL_PROMPT, SCORING, "\n\n" + _lm_eval_docs(settings or {}, process_docs or {})]
+def utils_source(request: HooksRequest) -> str:
+    """The complete utils.py; for lm-eval, each task's prompt settings and rows function are baked in."""
+    parts = [DOCSTRING.replace("__HARNESS__", request.harness), DOCUMENTS, SHARED_PROMPT]
+    if request.harness == "lm-eval":
+        parts += [LM_EVAL_PROMPT, SCORING, "\n\n" + lm_eval_docs(request.settings, request.rows_by_task)]
     else:
         parts += [LMMS_EVAL_PROMPT, SCORING]
-    return "".join(parts).replace("__PACKAGE__", package)
+    return "".join(parts).replace("__PACKAGE__", request.package)

@@ -1,0 +1,152 @@
+"""What a benchmark declares for its upstream export: the interface of `tasks/<name>/upstream.py`.
+
+An upstream export (`python -m lmms_agentic export`) is a task folder for lmms-eval or lm-evaluation-harness built
+from the benchmark's harness-neutral core: the core's modules copied next to a thin `utils.py` that the benchmark
+writes itself (`utils_source`), plus a README and a test file the exporter writes from the facts below. Everything
+that only one benchmark knows (its hooks, citation and licences, the notes for the README and the pull request, the
+tasks left out) lives in its own folder, so that adding a benchmark touches nothing here or in the exporter.
+
+Also here: source text that several benchmarks' `utils.py` files paste (an upstream task folder cannot import
+another's): the PyAV frame sampler and lm-eval's per-task settings table.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from lmms_agentic.adapters.interface import InterfaceError
+
+
+@dataclass(frozen=True)
+class Origin:
+    """A benchmark's citation and the provenance of its verbatim material (copied from the authors' own channel)."""
+
+    bibtex: str
+    bibtex_source: str
+    verbatim: tuple[tuple[str, str, str], ...]
+    """(what, where it comes from, its licence) for every verbatim prompt, parser or table."""
+    paper_title: str = ""
+    """The paper's title (empty: the benchmark manifest's description is used)."""
+    reference_check: str = ("The parsers and prompts are the reference runner's; a full run reproducing the table "
+                            "above is still to be done.")
+    """What the README's checklist says about checking against the reference implementation."""
+
+
+@dataclass(frozen=True)
+class HooksRequest:
+    """What the exporter knows when it asks a benchmark for its `utils.py`."""
+
+    harness: str
+    """"lmms-eval" or "lm-eval"."""
+    package: str
+    """The harness's top-level package (`lmms_eval`, `lm_eval`): the copied core is `<package>.tasks.<name>.*`."""
+    hub_id: str
+    revision: str | None
+    """The dataset commit the YAMLs pin (None: not pinned yet; the hooks read `main` and mark it to pin)."""
+    metric_names: tuple[str, ...] = ()
+    """Every metric the exported tasks report (the aggregation functions the YAMLs name)."""
+    settings: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per exported task: its prompt settings (`lmms_eval_specific_kwargs.default`); lm-eval bakes them in."""
+    rows_by_task: Mapping[str, str] = field(default_factory=dict)
+    """Per exported task: the name of the `process_docs` function that selects its rows."""
+
+    @property
+    def rows_functions(self) -> list[str]:
+        """The distinct rows functions, sorted."""
+        return sorted(set(self.rows_by_task.values()))
+
+    @property
+    def revision_or_main(self) -> str:
+        return self.revision or "main"
+
+    @property
+    def revision_todo(self) -> str:
+        """The comment after a `REVISION = ...` constant while the dataset commit is not pinned."""
+        return "" if self.revision else "  # TODO: pin the dataset commit (the same as in _default_template_yaml)"
+
+
+@runtime_checkable
+class UpstreamHooks(Protocol):
+    """`tasks/<name>/upstream.py`: constants and one function; nothing runs at import."""
+
+    ORIGIN: Origin
+    SHARED_MODULES: tuple[str, ...]
+    """`adapters/core` modules the hooks import beyond those the benchmark core imports (copied too)."""
+    LEFT_OUT_CORE: tuple[str, ...]
+    """Benchmark-core modules the export does not need (an error if a copied module imports one)."""
+    DATA_FILES: tuple[str, ...]
+    """Files next to the core's modules that they read (copied next to them)."""
+    NOT_EXPORTED: tuple[str, ...]
+    """Task-name prefixes left out of the export (besides the generated permutation variants)."""
+    RUNNING_NOTES: Mapping[str, str]
+    """README "Running" lines: key "both", "lmms-eval" or "lm-eval"."""
+    DEPENDENCY_NOTES: Mapping[str, str]
+    """Per harness: what `UPSTREAM_PR.md` adds to the harness's dependencies line (starts with a space)."""
+    MEDIA_AT_REVISION: str
+    """What `utils.py` reads from the dataset repository at its own `REVISION` constant ("" when nothing)."""
+    PR_STEPS: str
+    """Benchmark-specific lines of the pull request's still-needed list (markdown items, each ending in a newline)."""
+
+    def utils_source(self, request: HooksRequest) -> str:
+        """The complete `utils.py` of the exported folder (`__PACKAGE__` already replaced)."""
+
+
+class UpstreamError(InterfaceError):
+    """`tasks/<name>/upstream.py` does not provide the interface; the message names the member."""
+
+
+MEMBERS = ("ORIGIN", "SHARED_MODULES", "LEFT_OUT_CORE", "DATA_FILES", "NOT_EXPORTED", "RUNNING_NOTES",
+           "DEPENDENCY_NOTES", "MEDIA_AT_REVISION", "PR_STEPS", "utils_source")
+
+
+def check_hooks(benchmark: str, module: object) -> UpstreamHooks:
+    """`module` as `UpstreamHooks`, or an `UpstreamError` naming every missing member."""
+    missing = [name for name in MEMBERS if not hasattr(module, name)]
+    if missing or not isinstance(module, UpstreamHooks):
+        raise UpstreamError(f"tasks/{benchmark}/upstream.py must provide {', '.join(missing or MEMBERS)} "
+                            "(see adapters/upstream.py)")
+    return module
+
+
+def lm_eval_docs(settings: Mapping[str, Mapping[str, Any]], rows_by_task: Mapping[str, str]) -> str:
+    """lm-eval's `SETTINGS` table (each task's prompt settings) and one `process_docs` per task: its rows, then its
+    settings written into every document (lm-eval's prompt hooks see only the document)."""
+    table = "SETTINGS = " + json.dumps({task: dict(s) for task, s in settings.items()}, indent=4, sort_keys=True)
+    table = table.replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
+    blocks = [f"def {task}_docs(dataset):\n    return _with_settings({rows}(dataset), SETTINGS[{task!r}])\n"
+              for task, rows in rows_by_task.items()]
+    return "\n\n".join([table + "\n", *blocks])
+
+
+FRAME_SAMPLER = '''def uniform_indices(n_total, n_wanted):
+    """Evenly spaced frame indices over [0, n_total - 1], first and last included; every frame when too few."""
+    if n_total <= n_wanted:
+        return list(range(n_total))
+    if n_wanted == 1:
+        return [(n_total - 1) // 2]
+    step = Fraction(n_total - 1, n_wanted - 1)
+    return [int((i * step * 2 + 1) // 2) for i in range(n_wanted)]
+
+
+@functools.lru_cache(maxsize=4)
+def sample_frames(path, n_wanted):
+    """`n_wanted` uniformly spaced RGB frames of the video (PyAV: one pass to count the frames, one to keep them)."""
+    import av
+
+    with av.open(path) as container:
+        total = sum(1 for _ in container.decode(container.streams.video[0]))
+    if total == 0:
+        raise ValueError(f"{path} holds no video frames")
+    wanted = set(uniform_indices(total, n_wanted))
+    frames = []
+    with av.open(path) as container:
+        for index, frame in enumerate(container.decode(container.streams.video[0])):
+            if index in wanted:
+                frames.append(Image.fromarray(frame.to_ndarray(format="rgb24")))
+    return tuple(frames)
+'''
+"""`uniform_indices` and `sample_frames`: evenly spaced video frames with PyAV, the plugin's rounding rule (needs
+`functools`, `Fraction` and PIL's `Image` imported by the surrounding text)."""
