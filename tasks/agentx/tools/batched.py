@@ -7,7 +7,7 @@ contexts, same visuals, same terminal payloads, the same step-limit fallback and
 because a document's rounds depend only on its own earlier rounds; `perf/agentx_tools.py` and the tests compare the
 two response by response.  Opt in with `LMMS_AGENTIC_AGENTIC_BATCH=1` (then `install()` replaces lmms-eval's loop in
 `lmms_eval.evaluator` for the run; the results file records it); `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool
-concurrency (default 16).
+concurrency (default 16; the pool persists in the process).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import concurrent.futures
 import copy
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,27 +144,40 @@ def run_generate_until_agentic(lm: Any, requests: list[Any], agentic_trace_mode:
         base = copy.deepcopy(kwargs)
         steps = int(base.pop("max_agentic_steps", 12))
         episodes.append(_Episode(context, base, to_visual, to_text, doc_id, task, split, request.metadata, steps))
-    threads = workers or int(os.environ.get(ENV_WORKERS, "16"))
-    with concurrent.futures.ThreadPoolExecutor(max(1, threads), thread_name_prefix="agentic-round") as pool:
-        round_idx = 0
-        while True:
-            active = [e for e in episodes if not e.done and round_idx < e.max_steps]
-            if not active:
-                break
-            batch = [_single_request(lm, e) for e in active]
-            for episode in active:
-                episode.round_input = episode.context
-            if response_cache is not None:
-                raw = response_cache.execute(lm, "generate_until", batch)
-            else:
-                raw = lm.generate_until(batch)
-            for episode, output in zip(active, raw, strict=True):
-                text, _ = unwrap_generation_output(output)
-                episode.outputs.append(text)
-                episode.final = text
-            list(pool.map(lambda e, r=round_idx: _advance(lm, e, r, agentic_trace_mode), active))
-            round_idx += 1
+    pool = _round_pool(workers or int(os.environ.get(ENV_WORKERS, "16")))
+    round_idx = 0
+    while True:
+        active = [e for e in episodes if not e.done and round_idx < e.max_steps]
+        if not active:
+            break
+        batch = [_single_request(lm, e) for e in active]
+        for episode in active:
+            episode.round_input = episode.context
+        if response_cache is not None:
+            raw = response_cache.execute(lm, "generate_until", batch)
+        else:
+            raw = lm.generate_until(batch)
+        for episode, output in zip(active, raw, strict=True):
+            text, _ = unwrap_generation_output(output)
+            episode.outputs.append(text)
+            episode.final = text
+        list(pool.map(lambda e, r=round_idx: _advance(lm, e, r, agentic_trace_mode), active))
+        round_idx += 1
     return [_finish(e, agentic_trace_mode) for e in episodes]
+
+
+_POOLS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+
+
+def _round_pool(threads: int) -> concurrent.futures.ThreadPoolExecutor:
+    """The process's pool for the rounds' `doc_to_text` steps, one per size, kept between runs (its threads start
+    once, not once per task)."""
+    threads = max(1, threads)
+    with _POOLS_LOCK:
+        if threads not in _POOLS:
+            _POOLS[threads] = concurrent.futures.ThreadPoolExecutor(threads, thread_name_prefix="agentic-round")
+        return _POOLS[threads]
 
 
 def install(environ: Any = None) -> bool:

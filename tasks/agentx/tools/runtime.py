@@ -176,15 +176,15 @@ class ToolRuntime:
         backend = self.config.backends[call.tool]
         images = {name: visuals[index] for name, index in call.images.items()}
         if backend == "local":
-            with self._key_lock(_memo_key(call, images)):
-                return self._execute(doc, call, images, backend, used_gold_steps)
-        return self._execute(doc, call, images, backend, used_gold_steps)
+            key = _memo_key(call, images)  # hashed once per call: the images' pixels are the costly part
+            with self._key_lock(key):
+                return self._execute(doc, call, images, backend, used_gold_steps, key)
+        return self._execute(doc, call, images, backend, used_gold_steps, None)
 
     def _execute(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
-                 used_gold_steps: Sequence[int]) -> Observation:
+                 used_gold_steps: Sequence[int], key: str | None) -> Observation:
         limit = LIMITS.get(call.tool, DEFAULT_LIMITS).wall_s
         started = time.perf_counter()
-        key = _memo_key(call, images) if backend == "local" else None
         if key is not None and key in self._memo:
             output, status = self._memo[key]
             return Observation(output.text, status, backend, time.perf_counter() - started, output.image,

@@ -105,6 +105,7 @@ def test_batched_loop_matches_lmms_eval_sequential_loop(docs: dict[str, Any], ru
     from lmms_eval.api.instance import Instance
     from lmms_eval.evaluator import _run_generate_until_agentic
 
+    from lmms_agentic.tasks.agentx.tools import batched as batched_module
     from lmms_agentic.tasks.agentx.tools.batched import run_generate_until_agentic
 
     rows = [docs[k] for k in ("2", "3", "6", "9")]
@@ -151,3 +152,4 @@ def test_batched_loop_matches_lmms_eval_sequential_loop(docs: dict[str, Any], ru
     assert untimed(sequential) == untimed(batched)
     assert len(sequential_model.batches) == sum(batched_model.batches) and max(batched_model.batches) == 4
     assert protocol.state_of(batched[2])["stopped"] == "step_limit"
+    assert batched_module._round_pool(4) is batched_module._round_pool(4)  # the round pool persists between runs
