@@ -15,9 +15,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lmms_agentic.adapters.interface import InterfaceError
+
+if TYPE_CHECKING:
+    from lmms_agentic.adapters.benchmarks import Benchmark
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,14 @@ class HooksRequest:
         """The distinct rows functions, sorted."""
         return sorted(set(self.rows_by_task.values()))
 
+    def require_frames(self) -> None:
+        """lm-eval has no video input: every exported task's prompt settings must ask for sampled frames."""
+        if self.harness != "lm-eval":
+            return
+        for task, values in self.settings.items():
+            if values.get("video_mode") != "frames":
+                raise ValueError(f"{task}: lm-eval has no video input; its prompt settings need video_mode: frames")
+
     @property
     def revision_or_main(self) -> str:
         return self.revision or "main"
@@ -84,7 +95,7 @@ class UpstreamHooks(Protocol):
     RUNNING_NOTES: Mapping[str, str]
     """README "Running" lines: key "both", "lmms-eval" or "lm-eval"."""
     DEPENDENCY_NOTES: Mapping[str, str]
-    """Per harness: what `UPSTREAM_PR.md` adds to the harness's dependencies line (starts with a space)."""
+    """Per harness: what `UPSTREAM_PR.md` adds after the harness's dependencies line."""
     MEDIA_AT_REVISION: str
     """What `utils.py` reads from the dataset repository at its own `REVISION` constant ("" when nothing)."""
     PR_STEPS: str
@@ -109,6 +120,11 @@ def check_hooks(benchmark: str, module: object) -> UpstreamHooks:
         raise UpstreamError(f"tasks/{benchmark}/upstream.py must provide {', '.join(missing or MEMBERS)} "
                             "(see adapters/upstream.py)")
     return module
+
+
+def hooks_of(benchmark: Benchmark) -> UpstreamHooks:
+    """The benchmark's `upstream.py` (its package's `export_hooks()`), checked by `check_hooks`."""
+    return check_hooks(benchmark.name, benchmark.package().export_hooks())
 
 
 def lm_eval_docs(settings: Mapping[str, Mapping[str, Any]], rows_by_task: Mapping[str, str]) -> str:

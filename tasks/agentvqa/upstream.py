@@ -312,10 +312,7 @@ def _rows_functions(names: list[str]) -> str:
 def utils_source(request: HooksRequest) -> str:
     """The complete utils.py: the variants' rows functions; the videos read from the dataset at the request's revision
     (`main`, marked to pin, while none is pinned); for lm-eval, each task's prompt settings and rows function."""
-    if request.harness == "lm-eval":
-        for task, values in request.settings.items():
-            if values.get("video_mode") != "frames":
-                raise ValueError(f"{task}: lm-eval has no video input; its prompt settings need video_mode: frames")
+    request.require_frames()
     documents = (DOCUMENTS.replace("__DATASET__", request.hub_id).replace("__REVISION__", request.revision_or_main)
                  .replace("__REVISION_TODO__", request.revision_todo))
     parts = [DOCSTRING.replace("__HARNESS__", request.harness), documents, _rows_functions(request.rows_functions),

@@ -453,15 +453,13 @@ def utils_source(request: HooksRequest) -> str:
     """The complete utils.py: data.json and the media read from the dataset at the request's revision (`main`,
     marked to pin, while none is pinned); an aggregation per metric the YAMLs name; for lm-eval, each task's prompt
     settings and rows function."""
+    request.require_frames()
     harness = request.harness
     documents = (DOCUMENTS.replace("__DATASET__", request.hub_id).replace("__REVISION__", request.revision_or_main)
                  .replace("__REVISION_TODO__", request.revision_todo)
                  .replace("__IMPORTS__", LM_EVAL_IMPORTS if harness == "lm-eval" else LMMS_EVAL_IMPORTS))
     parts = [DOCSTRING.replace("__HARNESS__", harness), documents]
     if harness == "lm-eval":
-        for task, values in request.settings.items():
-            if values.get("video_mode") != "frames":
-                raise ValueError(f"{task}: lm-eval has no video input; its prompt settings need video_mode: frames")
         parts += [LM_EVAL_PROMPT, SCORING, "\n\n" + _aggregations(request.metric_names),
                   "\n\n" + _lm_eval_docs(request.settings, request.rows_by_task)]
     else:

@@ -66,3 +66,15 @@ def test_the_frame_sampler_rounds_half_up(total: int, wanted: int, indices: list
     namespace = {"functools": functools, "Fraction": Fraction, "Image": Image}
     exec(compile(FRAME_SAMPLER, "<utils>", "exec"), namespace)
     assert namespace["uniform_indices"](total, wanted) == indices
+
+
+@pytest.mark.parametrize(("harness", "mode", "refused"), [("lm-eval", "frames", False), ("lm-eval", "native", True),
+                                                          ("lm-eval", None, True), ("lmms-eval", "native", False)])
+def test_lm_eval_exports_need_sampled_frames(harness: str, mode: str | None, refused: bool) -> None:
+    request = HooksRequest(harness=harness, package="pkg", hub_id="org/data", revision=None,
+                           settings={"t_video": {"video_mode": mode}})
+    if refused:
+        with pytest.raises(ValueError, match="t_video: lm-eval has no video input"):
+            request.require_frames()
+    else:
+        request.require_frames()

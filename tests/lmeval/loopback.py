@@ -34,6 +34,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.judges.fencing import DATA_NOTICE
 from lmms_agentic.judges.testing import ScriptedCall, ScriptedJudgeServer, ScriptedReply
 
 IMAGE_TOKEN = "<image>"
@@ -191,8 +192,6 @@ _FENCE_LINE = re.compile(r"<<<DATA [A-Za-z0-9_]+ [0-9a-f]{16} (?:BEGIN|END)>>>")
 def judged_content(prompt: str) -> str:
     """What a judge prompt asks about, without the plugin's data fences and their notice (an exported task sends
     the same judge prompt unfenced), whitespace collapsed."""
-    from lmms_agentic.judges.fencing import DATA_NOTICE
-
     return " ".join(_FENCE_LINE.sub(" ", prompt.replace(DATA_NOTICE, " ")).split())
 
 

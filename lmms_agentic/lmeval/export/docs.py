@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.adapters.upstream import check_hooks
+from lmms_agentic.adapters.upstream import hooks_of
 
 COMMANDS = {
     "lmms-eval": ("python -m lmms_eval --model qwen2_5_vl --model_args pretrained=Qwen/Qwen2.5-VL-7B-Instruct "
@@ -37,7 +37,7 @@ DEPENDENCIES = {
 def _thin_notes(benchmark: Benchmark, harness: str, where: str) -> str:
     """The notes of a core-based export (nothing in them names the exporting project)."""
     name = benchmark.name
-    own = check_hooks(name, benchmark.package().export_hooks())
+    own = hooks_of(benchmark)
     dependencies = f" {own.DEPENDENCY_NOTES[harness]}" if harness in own.DEPENDENCY_NOTES else ""
     revision = (f"pinned to `{benchmark.source.revision}`" if benchmark.source.revision else
                 "`main` in `_default_template_yaml` (a TODO comment marks it): replace it with the dataset's "

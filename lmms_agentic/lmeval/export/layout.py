@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.adapters.upstream import check_hooks
+from lmms_agentic.adapters.upstream import hooks_of
 from lmms_agentic.lmeval.generate import Block
 from lmms_agentic.lmeval.sources import Ref, SourceTask, source_tasks
 
@@ -35,7 +35,7 @@ SYSTEM_FIELD = "system_prompt"
 def exported_sources(benchmark: Benchmark) -> list[SourceTask]:
     """The benchmark's tasks and groups, without the generated permutation variants and the tasks its `upstream.py`
     leaves out (`NOT_EXPORTED` prefixes, e.g. Agent-X's per-model script protocols and its multi-turn tool tasks)."""
-    skipped = check_hooks(benchmark.name, benchmark.package().export_hooks()).NOT_EXPORTED
+    skipped = hooks_of(benchmark).NOT_EXPORTED
     return [s for s in source_tasks(benchmark)
             if PERMUTATIONS not in s.relative.parts and not s.name.startswith(skipped)]
 

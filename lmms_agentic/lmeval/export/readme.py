@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.reference import load_reference, referenced_benchmarks
-from lmms_agentic.adapters.upstream import check_hooks
+from lmms_agentic.adapters.upstream import hooks_of
 from lmms_agentic.lmeval.export.layout import ExportedTask
 
 MAX_LINES = 150
@@ -81,7 +81,7 @@ def published(benchmark: Benchmark) -> list[str]:
 
 
 def readme(benchmark: Benchmark, harness: str, tasks: Sequence[ExportedTask]) -> str:
-    own = check_hooks(benchmark.name, benchmark.package().export_hooks())
+    own = hooks_of(benchmark)
     origin = own.ORIGIN
     groups = [t for t in tasks if t.source.is_group]
     leaves = [t for t in tasks if not t.source.is_group]

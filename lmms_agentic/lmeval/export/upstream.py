@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.adapters.upstream import HooksRequest, UpstreamHooks, check_hooks
+from lmms_agentic.adapters.upstream import HooksRequest, hooks_of
 from lmms_agentic.lmeval.export import cores
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
 from lmms_agentic.lmeval.generate import Block, dump
@@ -33,11 +33,6 @@ PLUGIN_ONLY_METRICS = ("loop_rate", "truncation_rate")
 KEPT_METADATA = ("version",)
 REVISION_TODO = "main  # TODO: pin the dataset commit (the exporting project pins none yet)"
 HEADER = "# {title} ({benchmark})\n"
-
-
-def hooks(benchmark: Benchmark) -> UpstreamHooks:
-    """The benchmark's `upstream.py`, checked against `adapters.upstream.UpstreamHooks`."""
-    return check_hooks(benchmark.name, benchmark.package().export_hooks())
 
 
 def _clean(config: dict[str, Any], revision: str | None) -> dict[str, Any]:
@@ -97,7 +92,7 @@ def utils_text(harness: str, benchmark: Benchmark, tasks: list[ExportedTask]) ->
     request = HooksRequest(harness=harness, package=PACKAGES[harness], hub_id=benchmark.source.hub_id,
                            revision=benchmark.source.revision or None, metric_names=names,
                            settings=_settings(leaves), rows_by_task=_rows_by_task(leaves))
-    return hooks(benchmark).utils_source(request)
+    return hooks_of(benchmark).utils_source(request)
 
 
 def folder_files(benchmark: Benchmark, harness: str,
@@ -105,7 +100,7 @@ def folder_files(benchmark: Benchmark, harness: str,
                                                                                         dict[str, str]]:
     """Every file of the task folder (name -> text) and the exported tasks."""
     tasks, files = yaml_files(benchmark, harness)
-    own = hooks(benchmark)
+    own = hooks_of(benchmark)
     core = cores.exported_core(benchmark.name, PACKAGES[harness], own.SHARED_MODULES, own.LEFT_OUT_CORE)
     core_folder = cores.benchmark_folder(benchmark.name)
     core.update({name: (core_folder / name).read_text(encoding="utf-8") for name in own.DATA_FILES})
