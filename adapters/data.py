@@ -101,8 +101,8 @@ def _fix_hint(source: DataSource) -> str:
     return (
         "Fix it in one of these ways:\n"
         f"  - real data from the Hub ({DATA_ENV} and {source.env_override} unset): make the Hub reachable "
-        "(and run `huggingface-cli login` if the dataset is gated);\n"
-        f"  - a local copy: `huggingface-cli download {source.hub_id} --repo-type dataset "
+        "(and run `hf auth login` if the dataset is gated);\n"
+        f"  - a local copy: `hf download {source.hub_id} --repo-type dataset "
         f"--local-dir /data/{source.benchmark}` on a connected machine, then set {DATA_ENV}=/data "
         f"(or {source.env_override}=/data/{source.benchmark});\n"
         f"  - smoke test only: {DATA_ENV}=mini runs the bundled mini split (not a benchmark score)."

@@ -11,7 +11,9 @@ questions x 5 permutations: aggregation, bootstrap, report), ``judge`` (client t
 AgentVQA items).  The synthetic data (``perf/synth.py``) is built on first use into ``.cache/bench/``.
 
 Results: ``perf/results/latest.json`` (every figure, its target, details, the machine and its load) and
-``perf/results/summary.md`` (the table for the README).  Exit status 1 when a figure misses its target.
+``perf/results/summary.md`` (the table for the README), written by a full run only (every section, without
+``--quick``); a partial or quick run writes the same two files to ``.cache/bench/results/`` so the committed
+full-bench figures stay as measured.  Exit status 1 when a figure misses its target.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import sys
 import time
 import traceback
 from datetime import datetime, timezone
+from pathlib import Path
 
-from perf.common import RESULTS, Figure, machine
+from perf.common import CACHE, RESULTS, Figure, machine
 
 SECTIONS = ("parsers", "aggregate", "judge", "startup", "media", "hook_overhead", "memory", "agentx_tools")
 
@@ -47,11 +50,17 @@ def summary_markdown(figures: list[Figure], meta: dict[str, object]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def results_dir(sections: list[str], quick: bool) -> Path:
+    """Where a run writes its figures: the committed ``perf/results/`` for a full run, else ``.cache/bench/results``."""
+    return RESULTS if not quick and set(sections) >= set(SECTIONS) else CACHE / "results"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m perf", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller samples")
     parser.add_argument("--sections", default=",".join(SECTIONS), help=f"comma-separated subset of {SECTIONS}")
-    parser.add_argument("--no-write", action="store_true", help="do not write perf/results/")
+    parser.add_argument("--no-write", action="store_true",
+                        help="write no results (a full run writes perf/results/, any other .cache/bench/results/)")
     args = parser.parse_args(argv)
     chosen = [s.strip() for s in args.sections.split(",") if s.strip()]
     unknown = [s for s in chosen if s not in SECTIONS]
@@ -83,12 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{len(figures)} figures, {len(missed)} missed, {len(failed)} sections failed"
           f"{' (' + ', '.join(failed) + ')' if failed else ''}; {meta['wall_s']:.0f} s", flush=True)
     if not args.no_write:
-        RESULTS.mkdir(parents=True, exist_ok=True)
-        (RESULTS / "latest.json").write_text(json.dumps(
+        out = results_dir(chosen, args.quick)
+        meta["sections"] = chosen
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "latest.json").write_text(json.dumps(
             {"meta": meta, "failed_sections": failed, "figures": [f.as_dict() for f in figures]}, indent=1,
             default=str) + "\n")
-        (RESULTS / "summary.md").write_text(summary_markdown(figures, meta))
-        print(f"wrote {RESULTS / 'latest.json'} and {RESULTS / 'summary.md'}")
+        (out / "summary.md").write_text(summary_markdown(figures, meta))
+        note = "" if out == RESULTS else " (a quick or partial run: perf/results/ keeps the full bench's figures)"
+        print(f"wrote {out / 'latest.json'} and {out / 'summary.md'}{note}")
     return 1 if missed or failed else 0
 
 

@@ -75,7 +75,8 @@ def test_unloadable_local_copy_says_where_and_how_to_fix(tmp_path: Path, layout:
         load_split(SOURCE, {"LMMS_AGENTIC_DATA": str(tmp_path)})
     text = str(error.value)
     assert message in text and str(tmp_path / "robovista") in text
-    assert "LMMS_AGENTIC_DATA=mini" in text and "huggingface-cli download sy-xie/robovista" in text
+    assert "LMMS_AGENTIC_DATA=mini" in text and "hf download sy-xie/robovista" in text
+    assert "huggingface-cli" not in text  # the installed huggingface_hub ships `hf` only
 
 
 def test_unreachable_hub_fails_with_the_fix_and_never_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
