@@ -45,18 +45,27 @@ def play(doc: dict[str, Any], replies: list[str], runtime: ToolRuntime) -> dict[
 
 
 def test_gold_policy_runs_real_local_tools_and_replays_the_rest(docs: dict[str, Any], runtime: ToolRuntime) -> None:
+    # task "2"'s gold ObjectCounter steps give only the image: no call is identical to them, so neither replays
     record = play(docs["2"], gold_script()["2"], runtime)
-    tools = [(e["tool"], e["backend"], e["observation"]) for e in record["rounds"] if e["kind"] == "call"]
-    assert tools == [("ObjectCounter", "replay", "3"), ("ObjectCounter", "replay", "5"),
-                     ("Calculator", "local", "2")]
+    tools = [(e["tool"], e["backend"], e["status"]) for e in record["rounds"] if e["kind"] == "call"]
+    assert tools == [("ObjectCounter", "replay", "unavailable"), ("ObjectCounter", "replay", "unavailable"),
+                     ("Calculator", "local", "ok")]
+    assert [e["observation"] for e in record["rounds"]][2] == "2"
     assert record["execution"]["finished"] and record["execution"]["valid"] == 3
     assert record["toolset_f1_prog"] == 1.0
+    # task "7"'s gold step gives the image and the text: the gold call replays its recorded output
+    record = play(docs["7"], gold_script()["7"], runtime)
+    entry = record["rounds"][0]
+    assert (entry["tool"], entry["backend"], entry["status"], entry["observation"], entry["gold_step"]) == \
+        ("ObjectCounter", "replay", "ok", "4", 0)
 
 
 def test_replay_miss_is_an_unavailable_observation(docs: dict[str, Any], runtime: ToolRuntime) -> None:
     record = play(docs["9"], [call("WebSearch", {"query": "weather today"}), final("x")], runtime)
     entry = record["rounds"][0]
-    assert entry["status"] == "unavailable" and "unavailable in replay" in entry["observation"]
+    assert entry["status"] == "unavailable"
+    assert entry["observation"] == ("WebSearch has no recorded output for this call "
+                                    "(replay answers only a call identical to a reference step).")
 
 
 def test_bad_arguments_do_not_end_the_run(docs: dict[str, Any], runtime: ToolRuntime) -> None:
