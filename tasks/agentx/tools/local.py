@@ -1,10 +1,13 @@
 """The `local` backend: the Agent-X tools that run on a CPU with no model download.
 
-- Calculator: one Python expression evaluated on a syntax tree (numbers, arithmetic, comparisons, `math` names);
-  no `eval`, no attribute access, no imports; exponents and factorials are size-capped so a call cannot hang.
-- Solver / CodePlotter: the model's Python code in the subprocess sandbox (`sandbox.py`); Solver returns what the
-  code prints (or `solution()`'s value, or the last expression's); CodePlotter returns the last figure (PNG, 100 dpi).
-- DrawBoundingBox / OverlayText: Pillow on a copy of the image; boxes are pixel `(x1, y1, x2, y2)`, origin top-left.
+- Calculator: one Python expression evaluated on a syntax tree (`calculator.py`: numbers, arithmetic, comparisons,
+  `math` names; no `eval`, attribute access or imports; exponents and factorials size-capped), in the sandbox so its
+  time and memory limits stop a costly expression.
+- Solver / CodePlotter: the model's Python code in the sandbox (`sandbox.py`); Solver returns what the code prints
+  (or `solution()`'s value, or the last expression's); CodePlotter returns the last figure (PNG, 100 dpi).
+  `SANDBOXED_TOOLS` need the sandbox: where it is unavailable they raise `ToolUnavailable`.
+- DrawBoundingBox / OverlayText: Pillow on a copy of the image; boxes are pixel `(x1, y1, x2, y2)`, origin top-left;
+  coordinates far outside the image are refused and any Pillow failure is a `ToolError`.
 - OCR: `rapidocr-onnxruntime` (PP-OCRv4 detection + recognition, bundled in the wheel, offline); one line per text
   region, `(x1, y1, x2, y2) text`, in reading order (top to bottom, then left to right).  Detection sees the image
   with its longer side capped at 960 px and never upscaled (the wheel's default upscales the shorter side to 736,
@@ -14,23 +17,27 @@ Every function returns a `ToolOutput`; bad input is a `ToolError` with a message
 
 from __future__ import annotations
 
-import ast
 import io
 import math
-import operator
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
-from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
+from lmms_agentic.tasks.agentx.tools.calculator import CalculatorError, parse
+from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox, SandboxResult
 
 
 class ToolError(Exception):
     """A call that ran but failed; the message becomes the observation ("Error: ...")."""
+
+
+class ToolUnavailable(ToolError):
+    """The tool cannot run here (no sandbox); the message starts "unavailable: no sandbox (...)"."""
 
 
 @dataclass(frozen=True)
@@ -39,109 +46,43 @@ class ToolOutput:
     image: Image.Image | None = None
 
 
-# ------------------------------------------------------------------ Calculator
-_BINARY: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
-_UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg, ast.Not: operator.not_}
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-    ast.GtE: operator.ge}
-_NAMES: dict[str, Any] = {name: getattr(math, name) for name in dir(math) if not name.startswith("_")}
-_NAMES.update({"abs": abs, "round": round, "min": min, "max": max, "sum": sum, "int": int, "float": float,
-               "pow": pow, "len": len})
-_MAX_EXPONENT = 10_000
-_MAX_FACTORIAL = 5_000
-
-
-def _checked_pow(base: Any, exponent: Any) -> Any:
-    if isinstance(exponent, (int, float)) and abs(exponent) > _MAX_EXPONENT:
-        raise ToolError(f"exponent {exponent} is too large (limit {_MAX_EXPONENT})")
-    return operator.pow(base, exponent)
-
-
-def _evaluate(node: ast.AST) -> Any:
-    if isinstance(node, ast.Expression):
-        return _evaluate(node.body)
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, complex)) \
-            and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        left, right = _evaluate(node.left), _evaluate(node.right)
-        return _checked_pow(left, right) if isinstance(node.op, ast.Pow) else _BINARY[type(node.op)](left, right)
-    if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_evaluate(node.operand))
-    if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
-        left = _evaluate(node.left)
-        for op, comparator in zip(node.ops, node.comparators, strict=False):
-            right = _evaluate(comparator)
-            if not _COMPARE[type(op)](left, right):
-                return False
-            left = right
-        return True
-    if isinstance(node, (ast.Tuple, ast.List)):
-        return [_evaluate(element) for element in node.elts]
-    if isinstance(node, ast.Name) and node.id in _NAMES:
-        return _NAMES[node.id]
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NAMES and not node.keywords:
-        function = _NAMES[node.func.id]
-        args = [_evaluate(arg) for arg in node.args]
-        if function is math.factorial and args and isinstance(args[0], int) and args[0] > _MAX_FACTORIAL:
-            raise ToolError(f"factorial argument {args[0]} is too large (limit {_MAX_FACTORIAL})")
-        if function is pow and len(args) >= 2:
-            _checked_pow(args[0], args[1])
-        return function(*args)
-    raise ToolError(f"unsupported syntax {ast.dump(node)[:60]}: the expression may use numbers, arithmetic, "
-                    f"comparisons and math functions only")
-
-
-def _format_number(value: Any) -> str:
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e16:
-            return str(int(value))
-        return repr(round(value, 10))
-    if isinstance(value, list):
-        return "[" + ", ".join(_format_number(v) for v in value) + "]"
-    return str(value)
-
-
-def calculator(expression: str) -> ToolOutput:
-    text = expression.strip().strip("`").strip()
-    if not text:
-        raise ToolError("the expression is empty")
-    try:
-        tree = ast.parse(text.replace("^", "**"), mode="eval")
-    except SyntaxError as err:
-        raise ToolError(f"not a Python expression ({err.msg})") from None
-    try:
-        value = _evaluate(tree)
-    except ToolError:
-        raise
-    except (ArithmeticError, ValueError, TypeError) as err:
-        raise ToolError(f"{err.__class__.__name__}: {err}") from None
-    if callable(value):
-        raise ToolError("the expression is a function, not a value; call it, e.g. sqrt(2)")
-    return ToolOutput(_format_number(value))
-
-
 # ------------------------------------------------------------------ sandboxed code
-def solver(sandbox: Sandbox, command: str, limits: Limits) -> ToolOutput:
-    result = sandbox.run("solver", command, limits)
+def _sandboxed(sandbox: Sandbox, mode: str, code: str, limits: Limits) -> SandboxResult:
+    result = sandbox.run(mode, code, limits)
+    if result.unavailable:
+        raise ToolUnavailable(result.error or "unavailable: no sandbox")
     if not result.ok:
         raise ToolError(result.error or "the code failed")
+    return result
+
+
+def calculator(sandbox: Sandbox, expression: str, limits: Limits) -> ToolOutput:
+    """The expression is checked here (syntax only) and evaluated in the sandbox, under its time and memory limit."""
+    try:
+        parse(expression)
+    except CalculatorError as err:
+        raise ToolError(str(err)) from None
+    return ToolOutput(_sandboxed(sandbox, "calculator", expression, limits).output)
+
+
+def solver(sandbox: Sandbox, command: str, limits: Limits) -> ToolOutput:
+    result = _sandboxed(sandbox, "solver", command, limits)
     return ToolOutput(result.output or "(the code printed nothing; print the solution or define solution())")
 
 
 def code_plotter(sandbox: Sandbox, command: str, limits: Limits) -> ToolOutput:
-    result = sandbox.run("plotter", command, limits)
-    if not result.ok or result.plot_png is None:
-        raise ToolError(result.error or "no plot was produced")
-    image = Image.open(io.BytesIO(result.plot_png)).convert("RGB")
+    result = _sandboxed(sandbox, "plotter", command, limits)
+    if result.plot_png is None:
+        raise ToolError("no plot was produced")
+    try:
+        image = Image.open(io.BytesIO(result.plot_png), formats=["PNG"]).convert("RGB")  # validated by the sandbox
+    except Exception as err:
+        raise ToolError(f"the plot could not be read ({err.__class__.__name__})") from None
     return ToolOutput("the plot", image)
 
 
 # ------------------------------------------------------------------ drawing
-_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 POSITIONS = ("top-left", "top", "top-right", "left", "center", "right", "bottom-left", "bottom", "bottom-right")
 
 
@@ -150,6 +91,8 @@ def parse_bbox(text: str, image: Image.Image) -> tuple[int, int, int, int]:
     numbers = [float(n) for n in _NUMBER.findall(str(text))]
     if len(numbers) != 4:
         raise ToolError(f"bbox must be four numbers (x1, y1, x2, y2), got {text!r}")
+    for number in numbers:
+        _check_coordinate(number, image.size)
     x1, y1, x2, y2 = numbers
     if x2 <= x1 or y2 <= y1:
         raise ToolError(f"bbox {text!r} is empty: x2 must exceed x1 and y2 exceed y1")
@@ -160,20 +103,39 @@ def parse_bbox(text: str, image: Image.Image) -> tuple[int, int, int, int]:
     return box
 
 
+def _check_coordinate(value: float, size: tuple[int, int]) -> None:
+    """Refuse a coordinate that is not finite or lies more than one image size outside the image."""
+    reach = max(size)
+    if not math.isfinite(value) or not -reach <= value <= 2 * reach:
+        raise ToolError(f"coordinate {value:g} lies far outside the {size[0]}x{size[1]} image")
+
+
+@contextmanager
+def _pillow(tool: str) -> Iterator[None]:
+    """Any Pillow failure inside a drawing tool becomes a ToolError."""
+    try:
+        yield
+    except ToolError:
+        raise
+    except Exception as err:
+        raise ToolError(f"{tool} could not draw ({err.__class__.__name__}: {err})"[:500]) from None
+
+
 def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
 def draw_bounding_box(image: Image.Image, bbox: str, annotation: str | None) -> ToolOutput:
-    out = image.convert("RGB").copy()
-    box = parse_bbox(bbox, out)
-    draw = ImageDraw.Draw(out)
-    width = max(2, round(min(out.size) / 150))
-    draw.rectangle(box, outline=(255, 0, 0), width=width)
-    if annotation:
-        font = _font(max(10, round(min(out.size) / 25)))
-        draw.text((box[0] + width, max(0, box[1] - font.size - 2) if hasattr(font, "size") else box[1]),
-                  str(annotation), fill=(255, 0, 0), font=font)
+    with _pillow("DrawBoundingBox"):
+        out = image.convert("RGB").copy()
+        box = parse_bbox(bbox, out)
+        draw = ImageDraw.Draw(out)
+        width = max(2, round(min(out.size) / 150))
+        draw.rectangle(box, outline=(255, 0, 0), width=width)
+        if annotation:
+            font = _font(max(10, round(min(out.size) / 25)))
+            draw.text((box[0] + width, max(0, box[1] - font.size - 2) if hasattr(font, "size") else box[1]),
+                      str(annotation), fill=(255, 0, 0), font=font)
     return ToolOutput(f"the image with a box at {box}", out)
 
 
@@ -187,7 +149,10 @@ def _anchor(position: str, size: tuple[int, int], text_size: tuple[int, int]) ->
     margin = max(4, round(min(size) / 50))
     if key not in POSITIONS:
         if len(numbers) == 2:
-            return round(float(numbers[0])), round(float(numbers[1]))
+            x, y = float(numbers[0]), float(numbers[1])
+            _check_coordinate(x, size)
+            _check_coordinate(y, size)
+            return round(x), round(y)
         raise ToolError(f"position must be one of {', '.join(POSITIONS)} or 'x, y' pixels, got {position!r}")
     x = margin if "left" in key else (width - tw - margin if "right" in key else (width - tw) // 2)
     y = margin if key.startswith("top") else (height - th - margin if key.startswith("bottom") else (height - th) // 2)
@@ -195,16 +160,17 @@ def _anchor(position: str, size: tuple[int, int], text_size: tuple[int, int]) ->
 
 
 def overlay_text(image: Image.Image, text: str, position: str, color: str | None) -> ToolOutput:
-    out = image.convert("RGB").copy()
-    draw = ImageDraw.Draw(out)
-    font = _font(max(10, round(min(out.size) / 12)))
     try:
         fill = Image.new("RGB", (1, 1), color or "red").getpixel((0, 0))
     except ValueError:
         raise ToolError(f"color {color!r} is not a colour name or #rrggbb") from None
-    left, top, right, bottom = draw.textbbox((0, 0), str(text), font=font)
-    x, y = _anchor(str(position), out.size, (round(right - left), round(bottom - top)))
-    draw.text((x - left, y - top), str(text), fill=fill, font=font)
+    with _pillow("OverlayText"):
+        out = image.convert("RGB").copy()
+        draw = ImageDraw.Draw(out)
+        font = _font(max(10, round(min(out.size) / 12)))
+        left, top, right, bottom = draw.textbbox((0, 0), str(text), font=font)
+        x, y = _anchor(str(position), out.size, (round(right - left), round(bottom - top)))
+        draw.text((x - left, y - top), str(text), fill=fill, font=font)
     return ToolOutput(f"the image with {text!r} at {position}", out)
 
 
@@ -246,7 +212,7 @@ def run_local(tool: str, arguments: Mapping[str, Any], images: Mapping[str, Imag
               ocr: OcrEngine, limits: Limits) -> ToolOutput:
     """Dispatch one bound call of a local tool (`LOCAL_TOOLS`)."""
     if tool == "Calculator":
-        return calculator(arguments["expression"])
+        return calculator(sandbox, arguments["expression"], limits)
     if tool == "Solver":
         return solver(sandbox, arguments["command"], limits)
     if tool == "CodePlotter":
@@ -261,3 +227,4 @@ def run_local(tool: str, arguments: Mapping[str, Any], images: Mapping[str, Imag
 
 
 LOCAL_TOOLS = ("Calculator", "Solver", "CodePlotter", "DrawBoundingBox", "OverlayText", "OCR")
+SANDBOXED_TOOLS = ("Calculator", "Solver", "CodePlotter")

@@ -1,40 +1,55 @@
-"""Subprocess sandbox for the code-running tools (Solver, CodePlotter): parent side.
+"""Subprocess sandbox for the code-running tools (Calculator, Solver, CodePlotter): parent side.
 
-Mechanism, and why: each call runs in a fresh `python -I` process (`sandbox_worker.py`) so nothing survives between
-calls (deterministic) and a crash or kill cannot touch the evaluation.  Containment is layered because no single
-portable mechanism covers everything without root or containers:
-- **network**: the worker starts inside a new network namespace (`unshare -n`, or `unshare -rn` as an ordinary user)
-  where it can be started, so there is no interface to reach; the audit hook refuses every `socket.*` event as well
-  (the only layer where namespaces are unavailable; `describe()` says which applied);
-- **files**: an audit hook (PEP 578) refuses any open/list/remove/rename outside the call's temporary folder; the
-  Python installation stays readable (lazy imports, fonts), never writable; the folder is deleted after the call;
-- **processes and native code**: the hook refuses fork/exec/spawn/subprocess/system/ctypes/signals, and
-  `RLIMIT_NPROC` is 0 where the kernel enforces it (not for root);
-- **CPU, memory, output**: `RLIMIT_CPU` (the call's CPU seconds), `RLIMIT_AS` (address space), `RLIMIT_FSIZE`,
-  `RLIMIT_NOFILE`; a wall-clock limit kills the whole process group (sleeping code, a stuck worker);
-- **environment**: a scrubbed one (no inherited variables, so no keys or proxies; fixed hash seed, one BLAS thread).
-Workers are started ahead of time (`warm`) with sympy and matplotlib imported, so a call pays for its code only.
+Mechanism: each call runs in a fresh worker process (`sandbox_worker.py`) inside bubblewrap (`isolation.py`): its
+own user, pid, network, ipc, uts and cgroup namespaces, no network interface, an empty root filesystem showing only
+read-only `/usr`, the interpreter's standard library and the worker's own third-party packages, an empty writable
+`/work` and a private `/tmp`; no host process, environment variable, repository file, package data or home folder
+is visible.  A root parent starts bwrap as uid 65534 (unprivileged user namespace).  In the worker: `RLIMIT_CPU`,
+`RLIMIT_AS`, `RLIMIT_FSIZE`, `RLIMIT_NOFILE`, `RLIMIT_NPROC`, `RLIMIT_CORE`; the parent's wall-clock limit kills
+bwrap's process group and with it the whole pid namespace (a daemon the code started dies too).  The audit hook in
+the worker is an extra layer only, never relied on.
+The result is data: one JSON line read with a byte cap and a deadline, validated (types, text caps, the PNG's
+header and pixel count checked before it is decoded); it names no paths.
+Where bubblewrap is missing or cannot start, the tools are unavailable (`SandboxResult.unavailable`, a warning
+once); `LMMS_AGENTIC_AGENTX_UNSAFE_NO_SANDBOX=1` runs them unisolated instead (audit hook, rlimits and a network
+namespace where `unshare` works), loudly.  Workers are started ahead of time with sympy and matplotlib imported.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import contextlib
+import io
 import json
+import logging
 import os
 import queue
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from PIL import Image
+
+from lmms_agentic.tasks.agentx.tools import isolation
+
 WORKER = Path(__file__).with_name("sandbox_worker.py")
+ENV_UNSAFE = "LMMS_AGENTIC_AGENTX_UNSAFE_NO_SANDBOX"
 READY_TIMEOUT_S = 120.0
+MAX_RESULT_BYTES = 16 << 20
+MAX_OUTPUT = 4096
+MAX_PLOT_SIDE = 4096
+_PNG = b"\x89PNG\r\n\x1a\n"
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -52,11 +67,12 @@ class SandboxResult:
     output: str
     error: str | None
     plot_png: bytes | None = None
+    unavailable: bool = False
 
 
 @cache
 def _namespace_prefix() -> tuple[str, ...]:
-    """The command prefix that gives the worker its own (empty) network namespace, or () where none works."""
+    """Unsafe opt-in only: the prefix giving the worker its own (empty) network namespace, or () where none works."""
     unshare = shutil.which("unshare")
     if unshare is None:
         return ()
@@ -69,124 +85,213 @@ def _namespace_prefix() -> tuple[str, ...]:
     return ()
 
 
-def _cache_dir() -> Path:
-    folder = Path(tempfile.gettempdir()) / f"lmms_agentic_sandbox_mpl_{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder
-
-
-def _read_roots() -> list[str]:
+def _unsafe_roots() -> list[str]:
     import matplotlib
 
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__),
-             os.path.dirname(os.path.dirname(matplotlib.__file__)), str(_cache_dir())}
-    return sorted(roots)
-
-
-def _environment() -> dict[str, str]:
-    return {"PATH": "/usr/bin:/bin", "HOME": str(_cache_dir()), "MPLBACKEND": "Agg", "MPLCONFIGDIR": str(_cache_dir()),
-            "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-            "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
+    return sorted({sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.__file__),
+                   os.path.dirname(os.path.dirname(matplotlib.__file__))})
 
 
 class _Worker:
-    def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [*_namespace_prefix(), sys.executable, "-I", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, env=_environment(), cwd=str(_cache_dir()), start_new_session=True,
-            close_fds=True, text=True)
-        self.ready = threading.Event()
-        self.failed = False
-        threading.Thread(target=self._wait_ready, daemon=True, name="sandbox-ready").start()
+    """One started worker process and its own empty working folder."""
 
-    def _wait_ready(self) -> None:
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        self.failed = line.strip() != "ready"
-        self.ready.set()
+    def __init__(self, isolated: bool) -> None:
+        self.workdir = isolation.make_workdir()
+        if isolated:
+            argv = isolation.command(self.workdir, isolation.worker_argv())
+            env = {"PATH": "/usr/bin:/bin"}
+            extra = isolation.popen_user()
+        else:
+            mpl = os.path.join(self.workdir, ".matplotlib")
+            argv = [*_namespace_prefix(), sys.executable, "-I", str(WORKER)]
+            env = {**isolation.ENVIRONMENT, "HOME": self.workdir, "MPLCONFIGDIR": mpl}
+            extra = {}
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env, cwd=self.workdir,
+                                        start_new_session=True, close_fds=True, **extra)  # type: ignore[call-overload]
 
     def kill(self) -> None:
+        """Kill the process group (bwrap, and through --die-with-parent its pid namespace); remove the folder."""
         if self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 self.process.kill()
         self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _read_line(fd: int, deadline: float, cap: int) -> tuple[bytes | None, str]:
+    """One line from `fd` (without its newline) before `deadline`, at most `cap` bytes: (line, "") or (None, why)."""
+    buffer = bytearray()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None, "timeout"
+        readable, _, _ = select.select([fd], [], [], left)
+        if not readable:
+            continue
+        chunk = os.read(fd, 1 << 16)
+        if not chunk:
+            return None, "eof"
+        buffer += chunk
+        end = buffer.find(b"\n")
+        if end >= 0:
+            return bytes(buffer[:end]), ""
+        if len(buffer) > cap:
+            return None, "too large"
+
+
+def _check_png(png: bytes) -> str | None:
+    """None for a PNG of at most `MAX_PLOT_SIDE` px a side (size read from its header, before decoding)."""
+    if not png.startswith(_PNG) or png[12:16] != b"IHDR" or len(png) < 24:
+        return "the plot is not a PNG image"
+    width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk, always first
+    if width > MAX_PLOT_SIDE or height > MAX_PLOT_SIDE:
+        return f"the plot is {width}x{height} px; the limit is {MAX_PLOT_SIDE} px a side"
+    try:
+        with Image.open(io.BytesIO(png), formats=["PNG"]) as image:
+            if image.size != (width, height):
+                return "the plot's PNG header is inconsistent"
+            image.load()
+    except Exception as err:  # any decoder failure: a broken or hostile image is refused, never raised
+        return f"the plot is not a readable PNG ({err.__class__.__name__})"
+    return None
+
+
+def parse_result(line: bytes) -> SandboxResult:
+    """The worker's JSON result line, validated; anything else is a failed call with a reason."""
+    try:
+        data = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return SandboxResult(False, "", "the sandbox returned a malformed result")
+    if not isinstance(data, dict) or not isinstance(data.get("ok"), bool) \
+            or not isinstance(data.get("output", ""), str) or not isinstance(data.get("error") or "", str) \
+            or not isinstance(data.get("plot_png_b64") or "", str):
+        return SandboxResult(False, "", "the sandbox returned a malformed result")
+    output, error = str(data.get("output") or "")[:MAX_OUTPUT], data.get("error")
+    error = None if error is None else str(error)[:MAX_OUTPUT]
+    png = None
+    if data.get("plot_png_b64"):
+        try:
+            png = base64.b64decode(data["plot_png_b64"], validate=True)
+        except (binascii.Error, ValueError):
+            return SandboxResult(False, output, "the plot is not valid base64")
+        problem = _check_png(png)
+        if problem is not None:
+            return SandboxResult(False, output, problem)
+    return SandboxResult(bool(data["ok"]), output, error, png)
 
 
 def _death_reason(returncode: int, limits: Limits) -> str:
-    if returncode == -signal.SIGXCPU:
+    signum = -returncode if returncode < 0 else returncode - 128 if returncode > 128 else 0
+    if signum == signal.SIGXCPU:
         return f"CPU time limit of {limits.cpu_s} s exceeded; the code was stopped"
-    if returncode == -signal.SIGSEGV:
+    if signum == signal.SIGSEGV:
         return "the code crashed (segmentation fault)"
     return f"the code ended without a result (exit status {returncode})"
 
 
-class Sandbox:
-    """A pool of pre-started sandbox workers; `run` is thread-safe (one worker per call)."""
+def unavailable_text(reason: str) -> str:
+    return f"unavailable: no sandbox ({reason}; {isolation.INSTALL_HINT})"
 
-    def __init__(self, warm: int = 2) -> None:
-        self.warm = max(0, warm)
+
+class Sandbox:
+    """A pool of pre-started sandbox workers; `run` is thread-safe (one worker per call).  `audit_hook=False` is for
+    tests that check the OS layer alone."""
+
+    def __init__(self, warm: int = 2, audit_hook: bool = True) -> None:
+        self.audit_hook = audit_hook
+        self.unsafe = os.environ.get(ENV_UNSAFE, "").strip() == "1"
+        self.reason = None if self.unsafe else isolation.probe()
+        self.isolated = not self.unsafe and self.reason is None
+        if self.unsafe:
+            log.warning("%s=1: Solver, CodePlotter and Calculator run model-written code WITHOUT OS isolation "
+                        "(audit hook and rlimits only); do not use this with untrusted models", ENV_UNSAFE)
+        elif self.reason is not None and self.reason not in _warned:
+            _warned.add(self.reason)
+            log.warning("the code tools are unavailable: %s", unavailable_text(self.reason))
+        self.warm = max(0, warm) if self.isolated or self.unsafe else 0
         self._ready: queue.Queue[_Worker] = queue.Queue()
-        self._lock = threading.Lock()
         self._closed = False
         for _ in range(self.warm):
-            self._ready.put(_Worker())
+            self._ready.put(_Worker(self.isolated))
+
+    def available(self) -> bool:
+        return self.isolated or self.unsafe
 
     def describe(self) -> dict[str, Any]:
-        """The containment mechanisms in force on this machine (for the results file)."""
-        return {"network_namespace": " ".join(_namespace_prefix()) or None, "audit_hook": True,
-                "rlimits": ["RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC"],
-                "nproc_enforced": os.geteuid() != 0, "fresh_process_per_call": True, "warm_workers": self.warm}
+        """The containment in force on this machine (for the results file)."""
+        out: dict[str, Any] = {"mechanism": "bubblewrap" if self.isolated else None, "isolated": self.isolated,
+                               "unsafe_opt_in": self.unsafe, "reason": self.reason,
+                               "rlimits": ["RLIMIT_CPU", "RLIMIT_AS", "RLIMIT_FSIZE", "RLIMIT_NOFILE", "RLIMIT_NPROC",
+                                           "RLIMIT_CORE"],
+                               "audit_hook": "extra layer" if self.audit_hook else False,
+                               "fresh_process_per_call": True, "warm_workers": self.warm}
+        if self.isolated:
+            view = isolation.layout()
+            out.update(uid=view.uid, namespaces=["user", "pid", "net", "ipc", "uts", "cgroup", "mount"],
+                       visible_read_only=sorted({dest for _, dest in view.binds if not dest.startswith(
+                           isolation.SANDBOX_SITE + "/")} | {isolation.SANDBOX_SITE}),
+                       writable=[isolation.WORK, "/tmp (private tmpfs)"], hidden=list(view.hidden))
+        elif self.unsafe:
+            out.update(network_namespace=" ".join(_namespace_prefix()) or None, nproc_enforced=os.geteuid() != 0)
+        return out
 
     def _take(self) -> _Worker:
         try:
             worker = self._ready.get_nowait()
         except queue.Empty:
-            worker = _Worker()
+            worker = _Worker(self.isolated)
         if self.warm and not self._closed:
-            self._ready.put(_Worker())
+            self._ready.put(_Worker(self.isolated))
         return worker
 
     def run(self, mode: str, code: str, limits: Limits) -> SandboxResult:
-        """Run `code` ("solver": its output; "plotter": the last figure as PNG) under `limits`."""
+        """Run `code` ("solver": its output; "plotter": the last figure as PNG; "calculator": the expression's
+        value) under `limits`."""
+        if not self.available():
+            return SandboxResult(False, "", unavailable_text(self.reason or "unknown"), unavailable=True)
         worker = self._take()
-        workdir = tempfile.mkdtemp(prefix="agentx_tool_")
         try:
-            if not worker.ready.wait(READY_TIMEOUT_S) or worker.failed:
-                return SandboxResult(False, "", "the sandbox could not start (worker not ready)")
-            job = {"mode": mode, "code": code, "workdir": workdir, "cpu_s": limits.cpu_s,
-                   "mem_bytes": limits.mem_mb << 20, "read_roots": _read_roots()}
-            return self._exchange(worker, job, limits, workdir)
+            return self._exchange(worker, mode, code, limits)
         finally:
             worker.kill()
-            shutil.rmtree(workdir, ignore_errors=True)
 
-    def _exchange(self, worker: _Worker, job: dict[str, Any], limits: Limits, workdir: str) -> SandboxResult:
+    def _exchange(self, worker: _Worker, mode: str, code: str, limits: Limits) -> SandboxResult:
         process = worker.process
         assert process.stdin is not None and process.stdout is not None
-        reply: list[str] = []
-        reader = threading.Thread(target=lambda: reply.append(process.stdout.readline()), daemon=True)  # type: ignore[union-attr]
+        fd = process.stdout.fileno()
+        ready, _ = _read_line(fd, time.monotonic() + READY_TIMEOUT_S, 64)
+        if ready != b"ready":
+            return SandboxResult(False, "", "the sandbox could not start (worker not ready)")
+        workdir = isolation.WORK if self.isolated else worker.workdir
+        roots = ["/usr", "/sandbox", "/tmp", *(dest for _, dest in isolation.layout().binds)] if self.isolated \
+            else _unsafe_roots()
+        job = {"mode": mode, "code": code, "workdir": workdir, "cpu_s": limits.cpu_s, "mem_bytes": limits.mem_mb << 20,
+               "read_roots": roots, "audit_hook": self.audit_hook}
         try:
-            process.stdin.write(json.dumps(job) + "\n")
+            process.stdin.write(json.dumps(job).encode() + b"\n")
             process.stdin.flush()
         except OSError:
             return SandboxResult(False, "", "the sandbox worker died before the call")
-        started = time.monotonic()
-        reader.start()
-        reader.join(limits.wall_s)
-        if reader.is_alive():
-            worker.kill()
+        deadline = time.monotonic() + limits.wall_s
+        line, why = _read_line(fd, deadline, MAX_RESULT_BYTES)
+        if line is not None:
+            return parse_result(line)
+        if why == "timeout":
             return SandboxResult(False, "", f"time limit of {limits.wall_s:g} s exceeded; the code was stopped")
-        line = reply[0] if reply else ""
-        if not line.strip():
-            process.wait(max(0.1, limits.wall_s - (time.monotonic() - started)))
-            return SandboxResult(False, "", _death_reason(process.returncode or 0, limits))
-        result = json.loads(line)
-        png = None
-        if result.get("plot"):
-            png = (Path(workdir) / result["plot"]).read_bytes()
-        return SandboxResult(bool(result["ok"]), str(result.get("output") or ""), result.get("error"), png)
+        if why == "too large":
+            return SandboxResult(False, "", f"the result exceeded {MAX_RESULT_BYTES >> 20} MiB; the code was stopped")
+        try:
+            returncode = process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return SandboxResult(False, "", "the code closed its output without a result; it was stopped")
+        return SandboxResult(False, "", _death_reason(returncode, limits))
 
     def close(self) -> None:
         self._closed = True

@@ -1,28 +1,39 @@
-"""Child side of the code sandbox (`sandbox.py`): run as a script with `python -I`, never imported by the plugin.
+"""Child side of the code sandbox (`sandbox.py`): run as a script, never imported by the plugin.
 
+Under bubblewrap it runs as ``python -I -S /sandbox/lib/sandbox_worker.py /sandbox/site`` (the synthetic site
+folder is its only third-party path); with the unsafe opt-in as ``python -I sandbox_worker.py`` on the host.
 Lifecycle of one worker process (one job, then it exits, so no state leaks between calls):
-1. import sympy, numpy and matplotlib (Agg) and render a throw-away figure, so fonts and caches are loaded while the
-   filesystem is still readable; print ``ready``;
-2. read one JSON job line from stdin: ``{"mode": "solver"|"plotter", "code", "workdir", "cpu_s", "mem_bytes",
-   "read_roots"}``;
-3. lower its own resource limits (address space, CPU seconds, file size, open files, processes), `chdir` into the
-   job's temporary folder and install an audit hook (PEP 578) that refuses network, process creation, native code
-   loading, signals and any file access outside the temporary folder (the interpreter's own installation stays
-   readable, for lazy imports and fonts);
-4. run the code and write one JSON result line to the stdout it inherited: ``{"ok", "output", "error", "plot"}``.
+1. import sympy, numpy and matplotlib (Agg) and render a throw-away figure (fonts and caches load now); print
+   ``ready``;
+2. read one JSON job line from stdin: ``{"mode": "solver"|"plotter"|"calculator", "code", "workdir", "cpu_s",
+   "mem_bytes", "read_roots", "audit_hook"}``;
+3. lower its own resource limits (CPU seconds, address space, file size, open files, processes, no core file),
+   `chdir` into the working folder and install a PEP 578 audit hook (network, processes, native code, signals,
+   files outside the working folder).  The hook is an extra layer only: code in this process can tamper with it,
+   so the containment is the OS sandbox around the process (`isolation.py`);
+4. run the code (fds 1 and 2 point to an unnamed capture file, whose start is prepended to the output) and write
+   one JSON line to the private duplicate of the stdout it inherited: ``{"ok", "output", "error", "plot_png_b64"}``
+   (data only, no paths; the parent validates it).
 """
 
 from __future__ import annotations
 
 import ast
+import base64
 import contextlib
+import importlib.util
 import io
 import json
 import os
 import resource
 import sys
+import tempfile
 import traceback
-from typing import Any
+from types import ModuleType
+from typing import Any, BinaryIO
+
+if len(sys.argv) > 1:
+    sys.path.insert(0, sys.argv[1])
 
 import matplotlib
 
@@ -32,15 +43,29 @@ import numpy  # noqa: F401
 import sympy
 
 MAX_OUTPUT = 4096
+MAX_SIDE_PX = 4000
+DPI = 100
+NPROC = 16
 _BLOCKED_PREFIXES = ("socket.", "subprocess.", "os.fork", "os.forkpty", "os.posix_spawn", "os.spawn", "os.exec",
                      "os.system", "os.kill", "os.killpg", "os.putenv", "os.unsetenv", "ctypes.", "pty.", "signal.",
                      "_posixsubprocess", "sys._getframe", "winreg.", "webbrowser.", "ftplib.", "smtplib.",
                      "http.client.", "urllib.", "os.setuid", "os.setgid", "resource.setrlimit", "sys.addaudithook")
-_PATH_EVENTS = {"open": 0, "os.listdir": 0, "os.scandir": 0, "os.chdir": 0, "os.mkdir": 0, "os.remove": 0,
-                "os.rmdir": 0, "os.rename": 0, "os.replace": 0, "os.link": 0, "os.symlink": 0, "os.truncate": 0,
-                "os.chmod": 0, "os.chown": 0, "os.utime": 0, "glob.glob": 0, "shutil.rmtree": 0, "shutil.copyfile": 0,
-                "shutil.move": 0, "os.walk": 0}
-_WRITE_EVENTS = frozenset(_PATH_EVENTS) - {"open", "os.listdir", "os.scandir", "os.chdir", "glob.glob", "os.walk"}
+_PATH_EVENTS = {"open", "os.listdir", "os.scandir", "os.chdir", "os.mkdir", "os.remove", "os.rmdir", "os.rename",
+                "os.replace", "os.link", "os.symlink", "os.truncate", "os.chmod", "os.chown", "os.utime", "glob.glob",
+                "shutil.rmtree", "shutil.copyfile", "shutil.move", "os.walk"}
+_WRITE_EVENTS = _PATH_EVENTS - {"open", "os.listdir", "os.scandir", "os.chdir", "glob.glob", "os.walk"}
+
+
+def _load_calculator() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("agentx_calculator",
+                                                  os.path.join(os.path.dirname(__file__), "calculator.py"))
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+calculator = _load_calculator()
 
 
 def _warm_up() -> None:
@@ -60,7 +85,7 @@ def _limit(cpu_s: int, mem_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
     with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_NPROC, (0, 0))
+        resource.setrlimit(resource.RLIMIT_NPROC, (NPROC, NPROC))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -104,8 +129,8 @@ def _strip_fence(code: str) -> str:
     return text
 
 
-def _run(mode: str, code: str) -> tuple[str, str | None]:
-    """(captured output, or the solution, or the last expression's value; an error line or None)."""
+def _run(mode: str, code: str) -> str:
+    """The captured output, or the solution, or the last expression's value."""
     tree = ast.parse(_strip_fence(code), mode="exec")
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     assert last is None or isinstance(last, ast.Expr)
@@ -119,7 +144,51 @@ def _run(mode: str, code: str) -> tuple[str, str | None]:
     output = buffer.getvalue()
     if mode == "solver" and value is not None:
         output = f"{output}{value}" if not output else f"{output.rstrip()}\n{value}"
-    return output.strip()[:MAX_OUTPUT], None
+    return output.strip()[:MAX_OUTPUT]
+
+
+def _plot() -> str:
+    """The last figure as base64 PNG at `DPI`; a figure over `MAX_SIDE_PX` a side is refused."""
+    if not plt.get_fignums():
+        raise ValueError("the code drew no figure (use matplotlib.pyplot)")
+    figure = plt.figure(plt.get_fignums()[-1])
+    width, height = (float(v) * DPI for v in figure.get_size_inches())
+    if not (0 < width <= MAX_SIDE_PX and 0 < height <= MAX_SIDE_PX):
+        raise ValueError(f"the figure is {width:.0f}x{height:.0f} px at {DPI} dpi; the limit is {MAX_SIDE_PX} px "
+                         f"a side (use a smaller figsize)")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, dpi=DPI, format="png", metadata={"Software": None})
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _execute(job: dict[str, Any], result: dict[str, Any]) -> None:
+    mode = str(job["mode"])
+    if mode == "calculator":
+        try:
+            result["output"] = calculator.evaluate(str(job["code"]))[:MAX_OUTPUT]
+        except calculator.CalculatorError as err:
+            result.update(ok=False, error=str(err)[:MAX_OUTPUT])
+        return
+    result["output"] = _run(mode, str(job["code"]))
+    if mode == "plotter":
+        try:
+            result["plot_png_b64"] = _plot()
+        except ValueError as err:
+            result.update(ok=False, error=str(err))
+
+
+def _capture_descriptors(capture: BinaryIO) -> int:
+    """Move the result channel off fd 1: its private fd; fds 1 and 2 now write to `capture`, so output of child
+    processes or of writes to fd 1 cannot garble the result line."""
+    result_fd = os.dup(1)
+    os.dup2(capture.fileno(), 1)
+    os.dup2(capture.fileno(), 2)
+    return result_fd
+
+
+def _captured(capture: BinaryIO) -> str:
+    capture.seek(0)
+    return capture.read(MAX_OUTPUT).decode(errors="replace").strip()
 
 
 def main() -> None:
@@ -129,29 +198,33 @@ def main() -> None:
     out.flush()
     job = json.loads(sys.stdin.readline())
     os.chdir(job["workdir"])
+    with tempfile.TemporaryFile(dir=job["workdir"]) as capture:
+        _respond(job, _capture_descriptors(capture), capture)
+
+
+def _respond(job: dict[str, Any], result_fd: int, capture: BinaryIO) -> None:
     _limit(int(job["cpu_s"]), int(job["mem_bytes"]))
-    _install_hook(job["workdir"], list(job["read_roots"]))
-    result: dict[str, Any] = {"ok": True, "output": "", "error": None, "plot": None}
+    if job.get("audit_hook", True):
+        _install_hook(job["workdir"], list(job["read_roots"]))
+    result: dict[str, Any] = {"ok": True, "output": "", "error": None, "plot_png_b64": None}
     try:
-        result["output"], _ = _run(job["mode"], job["code"])
-        if job["mode"] == "plotter":
-            if not plt.get_fignums():
-                result.update(ok=False, error="the code drew no figure (use matplotlib.pyplot)")
-            else:
-                plt.figure(plt.get_fignums()[-1]).savefig("plot.png", dpi=100, format="png",
-                                                          metadata={"Software": None})
-                result["plot"] = "plot.png"
+        _execute(job, result)
     except MemoryError:
-        result.update(ok=False, error=f"out of memory (limit {int(job['mem_bytes']) >> 20} MiB)")
+        result.update(ok=False, error=f"out of memory (limit {int(job['mem_bytes']) >> 20} MiB)", plot_png_b64=None)
     except PermissionError as err:
-        result.update(ok=False, error=f"blocked: {err}")
+        result.update(ok=False, error=f"blocked: {err}"[:MAX_OUTPUT], plot_png_b64=None)
     except BaseException as err:
         frames = traceback.extract_tb(err.__traceback__)
         line = next((f.lineno for f in reversed(frames) if f.filename == "<tool code>"), None)
         where = f" (line {line})" if line else ""
-        result.update(ok=False, error=f"{err.__class__.__name__}{where}: {err}"[:MAX_OUTPUT])
-    out.write(json.dumps(result) + "\n")
-    out.flush()
+        result.update(ok=False, error=f"{err.__class__.__name__}{where}: {err}"[:MAX_OUTPUT], plot_png_b64=None)
+    with contextlib.suppress(OSError, ValueError):
+        extra = _captured(capture)
+        if extra and job["mode"] != "calculator":
+            result["output"] = f"{extra}\n{result['output']}".strip()[:MAX_OUTPUT]
+    data = (json.dumps(result) + "\n").encode()
+    while data:
+        data = data[os.write(result_fd, data):]
     os._exit(0)
 
 

@@ -6,14 +6,18 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from lmms_agentic.tasks.agentx.tools import local
+from lmms_agentic.tasks.agentx.tools import calculator, isolation, local
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue
 from lmms_agentic.tasks.agentx.tools.local import ToolError
 from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
 
+CALCULATOR = Limits(wall_s=10, cpu_s=2, mem_mb=512)
+
 
 @pytest.fixture(scope="module")
 def sandbox() -> Sandbox:
+    if isolation.probe() is not None:
+        pytest.skip(f"no sandbox here: {isolation.probe()}")
     box = Sandbox(warm=1)
     yield box
     box.close()
@@ -23,13 +27,22 @@ def sandbox() -> Sandbox:
     ("5 - 3", "2"), ("8*2+5*6", "46"), ("sqrt(16) + 2**3", "12"), ("2^10", "1024"), ("round(pi, 3)", "3.142"),
     ("7 / 2", "3.5"), ("factorial(5)", "120"), ("1 < 2 < 3", "True")])
 def test_calculator_exact(expression: str, expected: str) -> None:
-    assert local.calculator(expression).text == expected
+    assert calculator.evaluate(expression) == expected
 
 
-@pytest.mark.parametrize("expression", ["__import__('os')", "open('x')", "(1).__class__", "10**100000", "1/0", ""])
+@pytest.mark.parametrize("expression", ["__import__('os')", "open('x')", "(1).__class__", "10**100000", "1/0", "",
+                                        "(" * 300 + "1" + ")" * 300])
 def test_calculator_refuses_with_a_reason(expression: str) -> None:
-    with pytest.raises(ToolError):
-        local.calculator(expression)
+    with pytest.raises(calculator.CalculatorError):
+        calculator.evaluate(expression)
+
+
+def test_calculator_tool_runs_in_the_sandbox(sandbox: Sandbox) -> None:
+    assert local.calculator(sandbox, "8*2+5*6", CALCULATOR).text == "46"
+    with pytest.raises(ToolError, match="ZeroDivisionError"):
+        local.calculator(sandbox, "1/0", CALCULATOR)
+    with pytest.raises(ToolError, match="not a Python expression"):  # refused in the parent, no sandbox round trip
+        local.calculator(sandbox, "1 +", CALCULATOR)
 
 
 def test_solver_runs_sympy_in_the_sandbox(sandbox: Sandbox) -> None:
@@ -70,6 +83,29 @@ def test_overlay_text_lands_in_the_requested_corner() -> None:
     assert blue and max(x for x, _ in blue) < 100 and max(y for _, y in blue) < 100
     with pytest.raises(ToolError, match="position"):
         local.overlay_text(image, "42", "somewhere", None)
+
+
+@pytest.mark.parametrize("position", ["1e300, 5", "99999999999999999999, 1", "-1e400, 3", "5, 1e309"])
+def test_overlay_text_refuses_huge_coordinates(position: str) -> None:
+    with pytest.raises(ToolError, match="outside"):
+        local.overlay_text(Image.new("RGB", (50, 40), "white"), "x", position, None)
+
+
+@pytest.mark.parametrize("bbox", ["(0, 0, 1e300, 5)", "(0, 0, 99999999999999999999, 9)", "(1e309, 0, 2e309, 5)"])
+def test_draw_bounding_box_refuses_huge_coordinates(bbox: str) -> None:
+    with pytest.raises(ToolError, match="outside"):
+        local.draw_bounding_box(Image.new("RGB", (50, 40), "white"), bbox, "label")
+
+
+def test_pillow_failures_become_tool_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise SystemError("tile cannot extend outside image")
+
+    monkeypatch.setattr(local.ImageDraw.ImageDraw, "text", broken)
+    with pytest.raises(ToolError, match="SystemError"):
+        local.overlay_text(Image.new("RGB", (50, 40), "white"), "x", "top-left", None)
+    with pytest.raises(ToolError, match="SystemError"):
+        local.draw_bounding_box(Image.new("RGB", (50, 40), "white"), "(1, 1, 20, 20)", "label")
 
 
 def test_ocr_reads_rendered_text() -> None:
