@@ -17,6 +17,7 @@ Commands:
   tiny-vlm OUT_DIR    build a tiny random-weight VLM (--kind qwen2_5_vl|qwen3_vl|llava) for the tests
   errors RUN_DIR      error-mode analysis of a finished run with a multimodal LLM judge (AgentVQA, RoboVista)
   agreement CSV       agreement of hand-verified error modes with the judge (accuracy, Cohen's kappa)
+  tool-server         serve Agent-X tools over HTTP for the `remote` backend (a token unless on loopback)
 
 A user error (missing files, bad data, an unknown benchmark) ends the command with exit status 1 and one line on
 stderr; set LMMS_AGENTIC_DEBUG=1 for the traceback.
@@ -136,6 +137,12 @@ def _errors(args: argparse.Namespace) -> int:
     return run_command(args)
 
 
+def _tool_server(args: argparse.Namespace) -> int:
+    from lmms_agentic.cli import tool_server
+
+    return tool_server.execute(args)
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -192,6 +199,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
     add_errors_arguments(command("errors", _errors, ERRORS_HELP))
     add_agreement_arguments(command("agreement", _errors, AGREEMENT_HELP))
+    from lmms_agentic.cli import tool_server
+
+    tool_server.add_arguments(command("tool-server", _tool_server, tool_server.HELP))
     return parser, handlers
 
 

@@ -1,19 +1,31 @@
 """The `remote` backend: one bound call sent to an Agent-X tool server (`server.py`) over HTTP (stdlib only).
 
-Images travel as base64 PNG under their argument names; `LMMS_AGENTIC_AGENTX_TOOL_TOKEN`, when set, is sent as a
-bearer token.  A server that is down, slow past the tool's limit or answers garbage is a `ToolError` (an
-observation for the model), never an exception out of the run.
+Owns the wire format both sides share (images as base64 PNG under their argument names, decoded only after the
+PNG header's size passes `MAX_IMAGE_PIXELS`; `MAX_MESSAGE_BYTES` for a request or a reply body) and the client.
+`LMMS_AGENTIC_AGENTX_TOOL_TOKEN`, when set, is sent as a bearer token.
+
+Client limits: the tool's wall-clock limit is a total deadline for the call (connect, send, headers and body:
+every socket read waits at most for the time left, so a server dripping its reply byte by byte is cut off at the
+deadline), the reply is refused past `MAX_MESSAGE_BYTES` before it is parsed, and it must be a JSON object with a
+string `text` and an `image` that is null or a base64 PNG within the pixel cap.  A server that is down, slow, too
+big or answers garbage is a `ToolError` (an observation for the model), never an exception out of the run; error
+texts name the server without the URL's user-info and pass through the project's redactor (no token, no password).
+A URL with user-info is refused: the token is the one credential the server knows.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
+import http.client
 import io
 import json
 import os
-import urllib.error
-import urllib.request
+import socket
+import time
+import urllib.parse
 from collections.abc import Mapping
+from typing import Any, cast
 
 from PIL import Image
 
@@ -21,6 +33,19 @@ from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
 from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput
 
 ENV_TOKEN = "LMMS_AGENTIC_AGENTX_TOOL_TOKEN"
+MAX_IMAGE_PIXELS = 40_000_000
+MAX_DECODED_BYTES = 4 * MAX_IMAGE_PIXELS
+MAX_MESSAGE_BYTES = 64 << 20
+_CHUNK = 1 << 16
+
+
+class ImageRefused(ValueError):
+    """An image on the wire that is not a base64 PNG within the caps (its pixels were never decoded);
+    `too_large` when it is a valid image over a cap rather than garbage."""
+
+    def __init__(self, message: str, too_large: bool = False) -> None:
+        super().__init__(message)
+        self.too_large = too_large
 
 
 def encode_image(image: Image.Image) -> str:
@@ -29,24 +54,209 @@ def encode_image(image: Image.Image) -> str:
     return base64.b64encode(buffer.getvalue()).decode()
 
 
-def decode_image(text: str) -> Image.Image:
-    return Image.open(io.BytesIO(base64.b64decode(text))).convert("RGB")
+def _bytes_per_pixel(image: Image.Image) -> int:
+    per_band = 4 if image.mode in ("I", "F") else 2 if image.mode.startswith("I;16") else 1
+    return max(1, len(image.getbands()) * per_band)
 
 
-def call_remote(url: str, call: BoundCall, images: Mapping[str, Image.Image], timeout: float) -> ToolOutput:
-    """The `remote` backend: one call sent to a tool server; transport failures are `ToolError`s."""
-    body = json.dumps({"arguments": dict(call.arguments),
-                       "images": {name: encode_image(image) for name, image in images.items()}}).encode()
-    headers = {"Content-Type": "application/json"}
-    token = os.environ.get(ENV_TOKEN, "")
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(f"{url.rstrip('/')}/v1/tools/{call.tool}", body, headers)
+def decode_image(text: object, max_pixels: int = MAX_IMAGE_PIXELS, max_chars: int = MAX_MESSAGE_BYTES) -> Image.Image:
+    """A base64 PNG -> RGB image; its size is read from the header and checked before any pixel is decoded."""
+    if not isinstance(text, str):
+        raise ImageRefused(f"an image must be a base64 PNG string, not {type(text).__name__}")
+    if len(text) > max_chars:
+        raise ImageRefused(f"an image of {len(text)} base64 characters is over the limit of {max_chars}", True)
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            data = json.loads(response.read())
-    except (urllib.error.URLError, OSError, ValueError) as err:
-        raise ToolError(f"the tool server at {url} did not answer ({err})") from None
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ImageRefused("an image is not valid base64") from None
+    try:
+        with Image.open(io.BytesIO(raw), formats=["PNG"]) as image:
+            width, height = image.size
+            if width * height > max_pixels:
+                raise ImageRefused(f"an image of {width}x{height} pixels is over the limit of {max_pixels}", True)
+            if width * height * _bytes_per_pixel(image) > 4 * max_pixels:
+                raise ImageRefused(f"an image of {width}x{height} {image.mode} pixels decodes past the limit", True)
+            return image.convert("RGB")
+    except Image.DecompressionBombError:
+        raise ImageRefused("an image is a decompression bomb", True) from None
+    except (OSError, SyntaxError, ValueError, EOFError) as err:
+        if isinstance(err, ImageRefused):
+            raise
+        raise ImageRefused(f"an image is not a readable PNG ({err.__class__.__name__})") from None
+
+
+def server_label(url: str) -> str:
+    """`url` as it may be shown: scheme, host and port only (no user-info, path or query)."""
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<unparsable URL>"
+    return f"{parts.scheme or 'http'}://{f'[{host}]' if ':' in host else host}{port}"
+
+
+def _redacted(message: str, url: str, token: str) -> str:
+    # imported here: `lmms_agentic.judges` loads httpx, which a runtime without a tool server does not need
+    from lmms_agentic.judges.secrets import redactor
+
+    return redactor(url, token).text(message)
+
+
+class DeadlineReader(io.RawIOBase):
+    """Socket reads that each wait at most for the time left before `deadline` (a `time.monotonic()` value that
+    the owner may move), then fail with `TimeoutError`; wrap it in an `io.BufferedReader`."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock, self.deadline = sock, deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the deadline passed")
+        self._sock.settimeout(left)
+        return self._sock.recv_into(buffer)
+
+
+class _DeadlineSocket:
+    """The connection's socket as http.client sees it: writes and reads bounded by the call's deadline."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock, self._deadline = sock, deadline
+
+    def sendall(self, data: bytes) -> None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the call's deadline passed")
+        self._sock.settimeout(left)
+        self._sock.sendall(data)
+
+    def makefile(self, mode: str, *args: Any, **kwargs: Any) -> io.BufferedReader:
+        return io.BufferedReader(DeadlineReader(self._sock, self._deadline), _CHUNK)
+
+    def close(self) -> None:
+        """Nothing: http.client closes the connection before the reply is read (`call_remote` closes the socket)."""
+
+
+class _Connection(http.client.HTTPConnection):
+    deadline = 0.0
+    raw: socket.socket | None = None
+
+    def connect(self) -> None:
+        super().connect()
+        self.raw = self.sock
+        self.sock = cast(socket.socket, _DeadlineSocket(self.sock, self.deadline))
+
+
+class _TlsConnection(http.client.HTTPSConnection):
+    deadline = 0.0
+    raw: socket.socket | None = None
+
+    def connect(self) -> None:
+        super().connect()
+        self.raw = self.sock
+        self.sock = cast(socket.socket, _DeadlineSocket(self.sock, self.deadline))
+
+
+def _connection(parts: urllib.parse.SplitResult, deadline: float) -> _Connection | _TlsConnection:
+    kind = _TlsConnection if parts.scheme == "https" else _Connection
+    connection = kind(parts.hostname or "", parts.port, timeout=max(0.001, deadline - time.monotonic()))
+    connection.deadline = deadline
+    return connection
+
+
+def _read_reply(response: http.client.HTTPResponse, deadline: float, limit: int) -> bytes:
+    declared = response.getheader("Content-Length")
+    if declared is not None and declared.strip().isdigit() and int(declared) > limit:
+        raise ToolError(f"a reply of {int(declared)} bytes is over the limit of {limit}")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the call's deadline passed")
+        chunk = response.read(_CHUNK)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise ToolError(f"a reply over the limit of {limit} bytes")
+        chunks.append(chunk)
+
+
+def _error_text(body: bytes) -> str:
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return "no JSON error"
+    error = data.get("error") if isinstance(data, dict) else None
+    return str(error)[:2000] if error else "no error message"
+
+
+def _output(body: bytes) -> ToolOutput:
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ToolError("the reply is not JSON") from None
+    if not isinstance(data, dict):
+        raise ToolError("the reply is not a JSON object")
     if data.get("error"):
         raise ToolError(str(data["error"]))
-    return ToolOutput(str(data.get("text", "")), decode_image(data["image"]) if data.get("image") else None)
+    text, image = data.get("text", ""), data.get("image")
+    if not isinstance(text, str) or not (image is None or isinstance(image, str)):
+        raise ToolError("the reply's text must be a string and its image null or a base64 PNG")
+    try:
+        return ToolOutput(text, decode_image(image) if image else None)
+    except ImageRefused as err:
+        raise ToolError(f"the reply's image was refused: {err}") from None
+
+
+def call_remote(url: str, call: BoundCall, images: Mapping[str, Image.Image], timeout: float,
+                max_reply: int = MAX_MESSAGE_BYTES) -> ToolOutput:
+    """The `remote` backend: one call sent to a tool server within `timeout` seconds in all; every failure is a
+    `ToolError` whose text names the server without credentials."""
+    deadline = time.monotonic() + timeout
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    shown = server_label(url)
+    try:
+        parts = urllib.parse.urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError:
+        raise ToolError(f"the tool server URL {shown} cannot be parsed") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ToolError(f"the tool server URL must be http://host:port, got {shown}")
+    if "@" in parts.netloc:
+        raise ToolError(f"the tool server URL {shown} carries user-info: remove it and set {ENV_TOKEN} instead")
+    body = json.dumps({"arguments": dict(call.arguments),
+                       "images": {name: encode_image(image) for name, image in images.items()}}).encode()
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    path = f"{parts.path.rstrip('/')}/v1/tools/{urllib.parse.quote(call.tool)}"
+    connection = _connection(parts, deadline)
+    try:
+        connection.request("POST", path, body, headers)
+        response = connection.getresponse()
+        reply = _read_reply(response, deadline, max_reply)
+    except ToolError as err:
+        raise ToolError(_redacted(f"the tool server at {shown}: {err}", url, token)) from None
+    except (OSError, http.client.HTTPException, ValueError) as err:
+        reason = "no answer within the call's deadline" if isinstance(err, TimeoutError) else \
+            f"{err.__class__.__name__}: {err}"
+        raise ToolError(_redacted(f"the tool server at {shown} did not answer ({reason})", url, token)) from None
+    finally:
+        connection.close()
+        if connection.raw is not None:
+            connection.raw.close()
+    if response.status == 422:  # the server's own check of the arguments: its message is for the model
+        raise ToolError(_redacted(_error_text(reply), url, token))
+    if response.status != 200:
+        raise ToolError(_redacted(f"the tool server at {shown} answered {response.status}: {_error_text(reply)}",
+                                  url, token))
+    try:
+        return _output(reply)
+    except ToolError as err:
+        raise ToolError(_redacted(str(err), url, token)) from None
