@@ -160,12 +160,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     run = command("run", _run, "run lmms-eval and fail loudly when the evaluation failed")
     run.add_argument("lmms_eval_args", nargs=argparse.REMAINDER, help="-- then lmms-eval's arguments")
     from lmms_agentic import presets as presets_cli
+    from lmms_agentic.report import command as report_cli
     from lmms_agentic.reproduce import command as reproduce_cli
     from lmms_agentic.reproduce import rescore as rescore_cli
 
-    report = command("report", _report, "report on one finished run, or several models side by side")
-    report.add_argument("folders", type=Path, nargs="+", help="lmms-eval --output_path folders (or results files)")
-    report.add_argument("--output", type=Path, help="several runs: where the report goes (default: next to them)")
+    report_cli.add_arguments(command("report", _report, "report on one finished run, or several models side by side"))
     presets_cli.add_arguments(command("presets", _presets, "list the model presets (or show one)"))
     reproduce_cli.add_arguments(command("reproduce", _reproduce,
                                         "run a published model with its preset, compare with the paper"))

@@ -4,7 +4,9 @@
 Modules: ``single`` (the single-run report: pooled variants, breakdowns, letter shares, permutations, charts),
 ``runs`` (a run as the multi-model report reads it, metrics with clustered standard errors), ``published``
 (published numbers vs a run, with a tolerance from both sides' sampling error), ``ranking`` (rank correlations
-with bootstrap intervals), ``figures`` and ``multi`` (the multi-model report: markdown, CSV, PNG),
+with bootstrap intervals), ``figures``, ``multi_base`` and ``multi`` (the multi-model report: markdown, CSV, PNG),
+``labels`` (what a run is called), ``banner`` (mini-split and partial runs), ``intervals`` (the one interval of an
+accuracy), ``hints`` (the cause of Agent-X format errors),
 ``run_files`` (the one reader of run folders, lmms-eval's and lm-eval's layouts), ``judged`` (per-sample values and
 judge coverage), ``caveats`` (versions, partial runs, folder notes, non-MCQ tasks with coverage) and ``compare``
 (paired comparison of two runs). ``python -m lmms_agentic report RUN_DIR...`` writes the single-run report for one
@@ -39,9 +41,9 @@ def compare_runs(folder_a: Path, folder_b: Path) -> str:
     return compare(folder_a, folder_b)
 
 
-def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_boot: int = 1000
-                       ) -> tuple[Path, str]:
+def write_multi_report(folders: Sequence[Path], output: Path | None = None, n_boot: int = 1000,
+                       labels: Sequence[str | None] | None = None) -> tuple[Path, str]:
     """The multi-model report (``lmms_agentic.report.multi``, imported on first use: it loads matplotlib)."""
     from lmms_agentic.report.multi import write_multi_report as write
 
-    return write(folders, output, n_boot)
+    return write(folders, output, n_boot, labels)

@@ -5,7 +5,8 @@ Multiple-choice variants: accuracy of each run, the difference B - A with a pair
 the benchmark's ``profile`` (else its headline), then the other metrics with per-item values, on the items both runs
 scored, from the per-item values of the
 sample lines (``runs.item_scores``; unscored judged items leave the comparison): each run's mean, B - A with a
-paired bootstrap 95% interval over items, and the number of common items. Nothing in common says why.
+paired bootstrap 95% interval over items, and the number of common items. Nothing in common says why. Each run is
+named by its label (``labels``), and the banner of a mini-split or partial run (``banner``) is printed under it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import statistics
 from pathlib import Path
 
 from lmms_agentic.adapters import benchmarks, stats
+from lmms_agentic.report.banner import banner
 from lmms_agentic.report.runs import Run, item_scores, load_run, measure
 from lmms_agentic.report.single import Variant, collect
 
@@ -77,9 +79,10 @@ def compare_runs(folder_a: Path, folder_b: Path) -> str:
     run_a, run_b = load_run(Path(folder_a)), load_run(Path(folder_b))
     _, variants_a = collect(run_a.files or Path(folder_a))
     _, variants_b = collect(run_b.files or Path(folder_b))
-    lines = [f"Paired comparison: A = {folder_a} ({run_a.results['harness']}), B = {folder_b} "
-             f"({run_b.results['harness']})"]
+    lines = [f"Paired comparison: A = {run_a.label}, {folder_a} ({run_a.results['harness']}), B = {run_b.label}, "
+             f"{folder_b} ({run_b.results['harness']})"]
     for name, run in (("A", run_a), ("B", run_b)):
+        lines += [f"{name}: {line}" for line in banner(run.results).lines]
         lines += [f"{name}: {note}" for note in run.notes]
         if run.config.get("limit") is not None:
             lines.append(f"{name}: PARTIAL RUN (--limit {run.config['limit']}): only the items both runs hold count")

@@ -33,6 +33,7 @@ from typing import Any
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.report.judged import line_value
+from lmms_agentic.report.labels import run_label
 from lmms_agentic.report.run_files import ReportInputError, RunFiles, open_run, sample_lines
 
 RUN_MANIFEST = "reproduce.json"
@@ -60,6 +61,7 @@ class Run:
     results: dict[str, Any]
     manifest: dict[str, Any] | None
     files: RunFiles | None = None
+    label_override: str | None = None
     _lines: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @property
@@ -88,10 +90,9 @@ class Run:
 
     @property
     def label(self) -> str:
-        if self.preset is not None:
-            return str(self.preset.name)
-        name = self.results.get("model_name") or self.config.get("model") or self.path.name
-        return str(name).rsplit("/", 1)[-1]
+        """``--label``, else the preset's name, else the model id the backend was given (``labels.run_label``)."""
+        return run_label(self.results, str(self.preset.name) if self.preset is not None else None,
+                         self.label_override)
 
     def sample_file(self, task: str) -> Path | None:
         if self.files is not None:
@@ -126,9 +127,9 @@ class Run:
         return sorted(found)
 
 
-def load_run(path: Path) -> Run:
-    """The run under ``path`` (a folder or a results file, either harness); ``ReportInputError`` names bad
-    inputs."""
+def load_run(path: Path, label: str | None = None) -> Run:
+    """The run under ``path`` (a folder or a results file, either harness), called ``label`` when given;
+    ``ReportInputError`` names bad inputs."""
     files = open_run(Path(path))
     results_file, results = files.results_file, files.results
     manifest = None
@@ -140,7 +141,7 @@ def load_run(path: Path) -> Run:
             except (OSError, json.JSONDecodeError) as exc:
                 raise ReportInputError(f"{candidate}: unreadable reproduce manifest ({exc})") from exc
             break
-    return Run(Path(path), results_file, results, manifest, files)
+    return Run(Path(path), results_file, results, manifest, files, label)
 
 
 def number(value: Any) -> float | None:

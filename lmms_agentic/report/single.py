@@ -5,9 +5,11 @@ ability types over all domains) need the per-sample records. This module reads t
 (lmms-eval's `<ts>_results.json` and `<ts>_samples_<task>.jsonl`, or lm-eval's `results_<date>.json` and
 `samples_<task>_<date>.jsonl`, run with `--log_samples`; several runs of one model combined), pools each group's
 subtasks, and writes `<ts>_report.md` plus one `<ts>_<benchmark>_domains.png` bar chart per benchmark next to the
-newest results file. Its header names the harness and versions, a `--limit` run and what was combined
-(``caveats``); a run without MCQ records gets no MCQ tables, and non-MCQ tasks are listed with the judge coverage of
-each judged number.
+newest results file. A mini-split or partial run's report starts with its banner and its charts carry a watermark
+(``banner``); the header names the run's label (``labels``), the harness and versions, a `--limit` run and what was
+combined (``caveats``); accuracies carry the interval of ``intervals`` (the multi-model report's); a run without MCQ
+records gets no MCQ tables, and non-MCQ tasks are listed with the judge coverage of each judged number and the
+format-error hint of ``hints``.
 
 It knows no benchmark by name: each record says its `benchmark`, whose `benchmark.json` declares the headline
 metric, the record field it counts (`correct_field`), the scale and the breakdown fields. MCQ records follow
@@ -22,12 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmms_agentic.adapters import benchmarks, stats
+from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters import permutation_metrics as pm
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.core import scores
 from lmms_agentic.adapters.samples import read_record
-from lmms_agentic.report import caveats, run_files
+from lmms_agentic.report import caveats, hints, intervals, labels, run_files
+from lmms_agentic.report.banner import Banner, banner
 from lmms_agentic.report.run_files import NoResultsError, ReportInputError, RunFiles
 
 __all__ = ["EXCLUDED_FROM_BREAKDOWNS", "NoResultsError", "ReportInputError", "Variant", "collect", "latest_results",
@@ -118,10 +121,8 @@ def _score(results: Mapping[str, Any], variant: Variant) -> str:
 
 
 def _ci(items: list[dict[str, Any]], key: str) -> str:
-    """`[low, high]` 95% bootstrap interval of the share of true ``key`` (percent), resampling questions (all
-    permutations of one question together)."""
-    cluster = "group_id" if all("group_id" in item for item in items) else None
-    low, high = stats.bootstrap_share_ci(items, key, cluster, n_boot=1000)
+    """`[low, high]` 95% interval of the share of true ``key`` (percent), as ``intervals.share_ci`` gives it."""
+    low, high, _ = intervals.share_ci(items, key)
     return f"[{_fmt(low)}, {_fmt(high)}]"
 
 
@@ -160,13 +161,17 @@ def _calibration(v: Variant) -> str:
 
 
 def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts: list[Path],
-                    results_file: Path | None = None, run: RunFiles | None = None) -> str:
+                    results_file: Path | None = None, run: RunFiles | None = None, label: str | None = None) -> str:
     config = results.get("config", {})
     notes = run.notes if run is not None else []
+    found = banner(results)
     lines = [
+        *found.markdown(),
+        *([""] if found.entries else []),
         "# lmms-agentic run report",
         "",
-        f"- model: `{config.get('model')}` `{config.get('model_args') or ''}`",
+        f"- model: **{label or labels.run_label(results)}** (`{config.get('model')}` "
+        f"`{config.get('model_args') or ''}`)",
         *caveats.header_lines(results, notes),
     ]
     if variants:
@@ -179,6 +184,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
             "AgentVQA's mean of domains); `pooled acc` is correct / all rows of the variant, counted as the headline "
             "counts (RoboVista: the runner's parser); `strict acc` uses the strict extractor where that differs; "
             "letter shares and `no answer` always use the strict extractor.",
+            f"- {intervals.CAPTION} (the multi-model report gives the same).",
             "",
             "| benchmark / variant | n | score | pooled acc [95% CI] | strict acc | no answer | calibration error "
             "| gold-letter shares | predicted-letter shares |",
@@ -197,6 +203,7 @@ def render_markdown(results: Mapping[str, Any], variants: list[Variant], charts:
                      f"{_ci(v.items, field)} | "
                      f"{strict} | {_fmt(no_answer)} | {_calibration(v)} | {gold} | {pred} |")
     lines += caveats.other_tasks(results, {v.name for v in variants}, _lines_of(run))
+    lines += hints.format_hints(results, {v.name for v in variants}, _lines_of(run))
     permuted = [v for v in variants if v.permuted]
     if permuted:
         lines += ["", "## Option permutations (pooled over each variant; strict letters; CIs clustered by question)",
@@ -236,18 +243,24 @@ def _lines_of(run: RunFiles | None) -> Callable[[str], list[dict[str, Any]]]:
     return lines_of
 
 
-def plot_domains(variants: list[Variant], target: Path, title: str) -> Path:
-    """Grouped bar chart: headline accuracy per domain (x) for each variant (bars); zero and missing values are
-    marked (``figures.grouped_bars``)."""
+def plot_domains(variants: list[Variant], target: Path, title: str, found: Banner | None = None) -> Path:
+    """Grouped bar chart: headline accuracy per domain (x) for each variant (bars) with its interval
+    (``intervals.share_ci``); zero and missing values are marked, a mini-split or partial run is watermarked
+    (``figures.grouped_bars``)."""
     from lmms_agentic.report import figures
 
     domains = sorted({str(i["domain"]) for v in variants for i in v.items} - {EXCLUDED_FROM_BREAKDOWNS})
-    nan = float("nan")
     series = []
     for v in variants:
-        table = scores.breakdown(v.items, "domain", v.correct_field)
-        series.append(figures.Series(v.name, {d: (table[d][0], nan, nan) for d in domains if d in table}, {}))
-    return figures.grouped_bars(domains, series, target, title, "accuracy (%)", (0.0, 100.0))
+        cells: dict[str, figures.Cell] = {}
+        for domain in domains:
+            rows = [item for item in v.items if str(item["domain"]) == domain]
+            if rows:
+                low, high, _ = intervals.share_ci(rows, v.correct_field)
+                cells[domain] = (scores.accuracy(rows, v.correct_field), low, high)
+        series.append(figures.Series(v.name, cells, {}))
+    return figures.grouped_bars(domains, series, target, title, "accuracy (%)", (0.0, 100.0),
+                                found.watermark if found is not None else None)
 
 
 def summary(text: str) -> str:
@@ -255,22 +268,28 @@ def summary(text: str) -> str:
     return text.split("\n## Breakdowns")[0]
 
 
-def write_report(folder: Path) -> tuple[Path, str]:
+def write_report(folder: Path, label: str | None = None) -> tuple[Path, str]:
     """Write the markdown report and charts next to the run's newest results file (every results file of the model
-    in ``folder`` combined, see ``run_files.open_run``); returns (path, text)."""
+    in ``folder`` combined, see ``run_files.open_run``); ``label`` replaces the run's own (``labels``); returns
+    (path, text)."""
+    from lmms_agentic import presets
+
     run = run_files.open_run(Path(folder))
     results, variants = collect(run)
     stamp, parent = run.stamp, run.results_file.parent
     by_benchmark: dict[str, list[Variant]] = {}
     for v in variants:
         by_benchmark.setdefault(v.benchmark.name, []).append(v)
-    model = results.get("config", {}).get("model", "?")
+    preset = presets.for_run(results.get("config") or {})
+    name_of_run = labels.run_label(results, preset.name if preset is not None else None, label)
+    found = banner(results)
     target = parent / f"{stamp}_report.md"
     try:
         charts = [plot_domains(vs, parent / f"{stamp}_{name}_domains.png",
-                               f"{name}: accuracy per domain (model: {model})")
+                               f"{name}: accuracy per domain (model: {name_of_run}; 95% intervals as in the report)",
+                               found)
                   for name, vs in sorted(by_benchmark.items())]
-        text = render_markdown(results, variants, charts, run.results_file, run)
+        text = render_markdown(results, variants, charts, run.results_file, run, name_of_run)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise ReportInputError(f"{target}: cannot write the report ({exc.strerror or exc}); make the folder "

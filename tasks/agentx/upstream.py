@@ -65,8 +65,9 @@ RUNNING_NOTES: dict[str, str] = {
              '(PyAV), each after a `Frame{i}:` label. Each reply is parsed as a JSON trace, never executed.'),
     'lmms-eval': ('Judged metrics (`ground_s` ... `goal_acc`, `goal_imggen`): the released judge prompts through '
                   '`lmms_eval.llm_judge` (`API_TYPE`, default `openai`; `MODEL_VERSION`, default '
-                  '`gpt-4o-2024-11-20`; `OPENAI_API_KEY`, `OPENAI_API_URL`). Without a key nothing is sent: they '
-                  'are unscored (NaN) and `cov_*` is 0; the deterministic metrics are always reported.'),
+                  '`gpt-4o-2024-08-06`, the GPT-4o snapshot lmms-agentic pins; `OPENAI_API_KEY`, `OPENAI_API_URL`). '
+                  'Without a key nothing is sent: they are unscored (NaN) and `cov_*` is 0; the deterministic metrics '
+                  'are always reported.'),
     'lm-eval': ('lm-eval has no judge in its core: the run reports the deterministic metrics (`toolset_f1_prog`, '
                 '`format_error_rate`, `exact_match_acc`, `parse_failure_rate`, `err_*`); the judged ones are '
                 'unscored (NaN, `cov_*` 0). To score them, run the lmms-eval version of these tasks with a judge '
@@ -259,7 +260,7 @@ def doc_to_messages(doc, lmms_eval_specific_kwargs=None):
 
 JUDGE_KEYS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "ANTHROPIC_API_KEY", "DASHSCOPE_API_KEY")
 """A judge is used when one of these is set (the provider is `API_TYPE`, the model `MODEL_VERSION`)."""
-JUDGE_MODEL = os.getenv("MODEL_VERSION", "gpt-4o-2024-11-20")
+JUDGE_MODEL = os.getenv("MODEL_VERSION", "gpt-4o-2024-08-06")
 _FIELD = re.compile(r"\\{\\{\\s*([A-Za-z_][A-Za-z0-9_]*)\\s*\\}\\}")
 _SCORE = re.compile(r"[\\'\\"]?score[\\'\\"]?\\s*[:=]\\s*[\\'\\"]?(-?\\d+(?:\\.\\d+)?)", re.IGNORECASE)
 

@@ -42,8 +42,9 @@ def test_report_table_chart_and_summary(tmp_path: Path) -> None:
     _write_run(tmp_path)
     path, text = write_report(tmp_path)
     assert path.name == "20260101_000000_report.md" and path.read_text() == text
-    assert "| bench | 3 | 61.0 | 66.7 [0.0, 100.0] | - | 33.3 | - | A 100% | A 67%, none 33% |" in text
-    assert "| bench_conf | 2 | - | 50.0 [0.0, 100.0] | - | 50.0 | 10.0 (1/2 stated) |" in text
+    # 95% Wilson intervals (the multi-model report's): 2 of 3, 1 of 2
+    assert "| bench | 3 | 61.0 | 66.7 [20.8, 93.9] | - | 33.3 | - | A 100% | A 67%, none 33% |" in text
+    assert "| bench_conf | 2 | - | 50.0 [9.5, 90.5] | - | 50.0 | 10.0 (1/2 stated) |" in text
     assert "| bench | domain | x | 2 | 50.0 |" in text
     assert (tmp_path / "20260101_000000_agentvqa_domains.png").stat().st_size > 1000
     assert "## Breakdowns" not in summary(text) and "| bench |" in summary(text)
