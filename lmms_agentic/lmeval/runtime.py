@@ -28,6 +28,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.lmeval import record
 from lmms_agentic.lmeval.bridge import IMAGE_MARK, IMAGE_TOKEN
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ def install() -> None:
         return
     _installed.append("done")
     _patch_api_images()
+    record.install()
     once = _OncePerRun(_is_ours)
     for name in (TASK_LOGGER, EVALUATOR_LOGGER):
         logging.getLogger(name).addFilter(once)

@@ -39,7 +39,8 @@ def _importable(module: str) -> bool:
 def _missing_modules(backend: Backend, preset: Preset, served: bool) -> list[str]:
     others = ", ".join(f"--backend {name}" for name in preset.backends if name != backend.name)
     alternative = f", or choose {others}" if others else ""
-    problems = [] if _importable("lmms_eval") else ["lmms-eval is not installed (pip install -e .)"]
+    problems = [] if _importable("lmms_eval") else [
+        "lmms-eval is not installed (pip install -e '.[lmms-eval]' in the checkout)"]
     if served or backend.name == "api":
         if not _importable("openai"):
             problems.append("the openai package (lmms-eval's OpenAI-compatible client) is not installed: "

@@ -17,16 +17,25 @@ Replaying with unchanged code reproduces the run's metrics exactly; a changed se
 ``LMMS_AGENTIC_MCQ_JUDGE=1``, the MCQ judge fallback) changes what it governs and nothing else, and the command
 prints every metric that moved. The data must be the run's: a run on the bundled mini split is rescored on it
 (unless ``LMMS_AGENTIC_DATA`` says otherwise), and an item without a logged reply stops the rescore.
+The judge is the run's too (``judging.choose``: the configuration its results record, a judge set in the
+environment, or none with ``--judge none``); the command prints ``judge M: N verdicts, N cached, N sent`` and the new
+results record the judge they were scored with. Progress bars are off (one line per phase instead).
+The replay runs through lmms-eval: an install without it (``[lmeval]`` only) is told what to add.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import importlib.util
 import json
 import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from lmms_agentic.reproduce import judging
 
 if TYPE_CHECKING:
     from lmms_agentic.report.runs import Run
@@ -111,29 +120,85 @@ def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, st
             for task, key in sorted(set(old) | set(new)) if not _same(old.get((task, key)), new.get((task, key)))]
 
 
-def rescore(folder: Path, output: Path | None = None) -> tuple[Run, list[tuple[str, str, Any, Any]]]:
-    """Replay the newest run under ``folder``; returns the new run and the metrics that changed."""
+def _require_lmms_eval() -> None:
+    if importlib.util.find_spec("lmms_eval") is None:
+        raise RescoreError("rescore replays the logged replies through lmms-eval, which is not installed here (an "
+                           "lm-eval-only install): pip install -e '.[lmms-eval]' in the checkout (or "
+                           "\"lmms-agentic[lmms-eval] @ git+<repository URL>\"); report, compare, errors and "
+                           "reproduce --from need no lmms-eval")
+
+
+@contextlib.contextmanager
+def _no_progress_bars() -> Iterator[None]:
+    """Silence tqdm (lmms-eval passes ``disable=`` explicitly, which ``TQDM_DISABLE`` does not override) and the
+    datasets library's bars: a replay printed about 30 bars for two benchmarks."""
+    import datasets
+    from tqdm import std
+
+    original = std.tqdm.__init__
+
+    def quiet(self: Any, *args: Any, **kwargs: Any) -> None:
+        kwargs["disable"] = True
+        original(self, *args, **kwargs)
+
+    were_on = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    std.tqdm.__init__ = quiet  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        std.tqdm.__init__ = original  # type: ignore[method-assign]
+        if were_on:
+            datasets.enable_progress_bars()
+
+
+@contextlib.contextmanager
+def _replay_environment(choice: judging.Choice) -> Iterator[None]:
+    """The judge variables of ``choice`` and no progress bars, for the replay only; a fresh judge client."""
+    from lmms_agentic.judges.client import reset_default_client
+
+    previous = judging.apply(choice, os.environ)
+    reset_default_client()
+    try:
+        with _no_progress_bars():
+            yield
+    finally:
+        judging.restore(previous, os.environ)
+        reset_default_client()
+
+
+def rescore(folder: Path, output: Path | None = None, judge: str = "run"
+            ) -> tuple[Run, list[tuple[str, str, Any, Any]]]:
+    """Replay the newest run under ``folder`` with its judge (``judge="none"``: without one); returns the new run
+    and the metrics that changed."""
     from lmms_agentic.report.runs import load_run
     from lmms_agentic.reproduce.command import evaluate
 
     source = load_run(folder)
     replies = logged_replies(source)
+    choice = judging.choose(source, judge)
+    _require_lmms_eval()
     provenance = (source.results.get("lmms_agentic") or {}).get("data") or {}
     if "LMMS_AGENTIC_DATA" not in os.environ and any(
             isinstance(facts, dict) and facts.get("kind") == "mini" for facts in provenance.values()):
         os.environ["LMMS_AGENTIC_DATA"] = "mini"
     target = output or Path(folder).parent / f"{Path(folder).name}_rescored"
     limit = source.config.get("limit")
-    results_file = evaluate(replay_model(replies), "", source.top_level(), target,
-                            task_model_name=str(source.config.get("model") or "default"),
-                            limit=int(limit) if isinstance(limit, int | float) else None)
+    print(f"replaying {len(replies)} logged replies over {', '.join(source.top_level())}", flush=True)
+    print(choice.line(), flush=True)
+    with _replay_environment(choice):
+        results_file = evaluate(replay_model(replies), "", source.top_level(), target,
+                                task_model_name=str(source.config.get("model") or "default"),
+                                limit=int(limit) if isinstance(limit, int | float) else None)
     if results_file is None:
         raise RescoreError("the rescore ran on a rank other than 0")
     results = json.loads(results_file.read_text(encoding="utf-8"))
     config = results.setdefault("config", {})
     config.update(model=source.config.get("model"), model_args=source.config.get("model_args"))
     results["lmms_agentic_rescore"] = {"source": str(source.results_file), "replies": len(replies),
-                                       "settings": _settings()}
+                                       "settings": _settings(), "judge": choice.source}
+    plugin = results.setdefault("lmms_agentic", {})
+    plugin["judge"] = choice.record
     results_file.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     return load_run(target), changes(source.results, results)
 
@@ -141,13 +206,19 @@ def rescore(folder: Path, output: Path | None = None) -> tuple[Run, list[tuple[s
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("run_dir", type=Path, help="the lmms-eval --output_path of the run (with --log_samples)")
     parser.add_argument("--output", type=Path, help="where the new results go (default RUN_DIR_rescored)")
+    parser.add_argument("--judge", choices=judging.CHOICES, default="run",
+                        help="run (default): the judge the run's results record, unless LMMS_AGENTIC_JUDGE_* set one; "
+                        "none: no judge, the judged metrics are left unscored")
     return parser
 
 
 def execute(args: argparse.Namespace) -> int:
     """Rescore for parsed ``args`` and print what changed; user errors raise."""
-    run, moved = rescore(args.run_dir, args.output)
+    run, moved = rescore(args.run_dir, args.output, args.judge)
     print(f"rescored {run.results_file}")
+    verdict_line = judging.summary(run)
+    if verdict_line:
+        print(verdict_line)
     changed = [m for m in moved if m[2] is not None and m[3] is not None]
     added = sorted({metric for _, metric, old, _ in moved if old is None})
     removed = sorted({metric for _, metric, _, new in moved if new is None})

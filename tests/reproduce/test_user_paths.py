@@ -1,0 +1,91 @@
+"""What a new user trips on, without a model run: the rescore judge choice, `reproduce --from`'s reasons and model
+check, the Slurm script outside its folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lmms_agentic import cli
+from lmms_agentic.report.runs import load_run
+from lmms_agentic.reproduce import judging
+from tests.reproduce.agentx_runs import write_agentx_run
+
+JUDGE = {"preset": None, "base_url": "http://judge.internal:8000/v1", "model": "gpt-4o-2024-08-06",
+         "decoding": "pinned", "temperature": 0.0, "api_version": None}
+
+
+def _judged_run(folder: Path, record: dict[str, object] | None) -> Path:
+    results_file = write_agentx_run(folder, [0.75, 0.5, None, 1.0])
+    if record is not None:
+        results = json.loads(results_file.read_text())
+        results["lmms_agentic"] = {"version": "0.1.0", "data": {}, "judge": record}
+        results_file.write_text(json.dumps(results))
+    return folder
+
+
+@pytest.fixture
+def no_judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in judging.ENDPOINT_VARIABLES + ("LMMS_AGENTIC_JUDGE_API_KEY",):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_judged_run_without_its_judge_stops_instead_of_turning_nan(tmp_path: Path, no_judge_env: None,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _judged_run(tmp_path / "old", None)
+    with pytest.raises(judging.JudgeChoiceError, match="gpt-4o-2024-08-06.*--judge none"):
+        judging.choose(load_run(folder))
+    assert cli.main(["rescore", str(folder)]) == 1
+    assert "do not record the judge's endpoint" in capsys.readouterr().err
+    assert judging.choose(load_run(folder), "none").settings == dict.fromkeys(judging.ENDPOINT_VARIABLES, "")
+
+
+def test_the_runs_recorded_judge_is_reused_and_the_environment_wins(tmp_path: Path, no_judge_env: None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    run = load_run(_judged_run(tmp_path / "new", JUDGE))
+    choice = judging.choose(run)
+    assert choice.source == "run" and choice.record == JUDGE
+    assert choice.settings["LMMS_AGENTIC_JUDGE_BASE_URL"] == JUDGE["base_url"]
+    assert choice.settings["LMMS_AGENTIC_JUDGE_MODEL"] == JUDGE["model"]
+    assert choice.settings["LMMS_AGENTIC_JUDGE_PRESET"] == ""  # removed for the replay
+    environ = {"LMMS_AGENTIC_JUDGE_PRESET": "gpt-4o"}
+    previous = judging.apply(choice, environ)
+    assert environ == {"LMMS_AGENTIC_JUDGE_BASE_URL": JUDGE["base_url"], "LMMS_AGENTIC_JUDGE_MODEL": JUDGE["model"]}
+    judging.restore(previous, environ)
+    assert environ == {"LMMS_AGENTIC_JUDGE_PRESET": "gpt-4o"}
+    monkeypatch.setenv("LMMS_AGENTIC_JUDGE_BASE_URL", "http://other:9/v1")
+    monkeypatch.setenv("LMMS_AGENTIC_JUDGE_MODEL", "qwen3-14b")
+    mine = judging.choose(run)
+    assert mine.source == "environment" and mine.record is not None and mine.record["model"] == "qwen3-14b"
+    assert mine.settings == {}
+
+
+def test_a_recorded_judge_never_holds_the_key(no_judge_env: None) -> None:
+    from lmms_agentic.lmeval.record import judge_record
+
+    env = {"LMMS_AGENTIC_JUDGE_BASE_URL": "https://user:pw-secret@host/v1?api_key=sk-123",
+           "LMMS_AGENTIC_JUDGE_MODEL": "m", "LMMS_AGENTIC_JUDGE_API_KEY": "sk-123"}
+    record = judging.record_from_env(env)
+    assert record is not None and record == judge_record(env)
+    assert "sk-123" not in json.dumps(record) and "pw-secret" not in json.dumps(record)
+    assert judging.record_from_env({}) is None
+
+
+def test_a_masked_endpoint_asks_for_the_url(tmp_path: Path, no_judge_env: None) -> None:
+    run = load_run(_judged_run(tmp_path / "masked", {**JUDGE, "base_url": "https://u:***@host/v1"}))
+    with pytest.raises(judging.JudgeChoiceError, match="LMMS_AGENTIC_JUDGE_BASE_URL"):
+        judging.choose(run)
+
+
+def test_verdict_summary_counts_cached_and_sent(tmp_path: Path) -> None:
+    results_file = write_agentx_run(tmp_path / "s", [0.5, None])
+    samples = sorted(results_file.parent.glob("*_samples_agentx.jsonl"))[0]
+    lines = [json.loads(line) for line in samples.read_text().splitlines()]
+    for n, line in enumerate(lines):
+        for result in line["ground_s"]["judge"].values():
+            result.update(judge_model_requested="gpt-4o-2024-08-06", cached=n == 0, attempts=0 if n == 0 else 1)
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert judging.summary(load_run(results_file.parent)) == (
+        "judge gpt-4o-2024-08-06: 3 verdicts, 3 cached, 3 sent; unscored: 3 no_judge_configured")
