@@ -8,7 +8,8 @@ own pid namespace, a minimal `/dev`), the namespaces (`--unshare-all` plus `--di
 and the user: a parent running as root starts bwrap as uid/gid 65534 (nobody, no supplementary groups), so bwrap
 uses an unprivileged user namespace and `RLIMIT_NPROC` applies.  A source folder that uid 65534 cannot reach (e.g.
 an interpreter under `/root`) is mirrored once per process into a root-owned, world-readable staging folder (hard
-links where possible, copies otherwise).  `probe()` starts the interpreter once under these flags (cached).
+links where possible, copies otherwise).  bwrap reads its options from a pipe (`--args`), so no command line shows
+the host paths.  `probe()` starts the interpreter once under these flags (cached).
 """
 
 from __future__ import annotations
@@ -197,10 +198,10 @@ def layout() -> Layout:
     return Layout(tuple(binds), tuple(links), tuple(hidden), str(python), run_as() or os.getuid())
 
 
-def command(workdir: str, argv: list[str]) -> list[str]:
-    """The full bwrap command running `argv` (inside paths) with `workdir` (host) as the writable `/work`."""
+def options(workdir: str) -> list[str]:
+    """bwrap's options (no command) with `workdir` (host) as the writable `/work`."""
     view = layout()
-    args: list[str] = [shutil.which("bwrap") or "bwrap", *FLAGS]
+    args: list[str] = list(FLAGS)
     for source, dest in view.binds:
         args += ["--ro-bind", source, dest]
     for target, path in view.links:
@@ -211,7 +212,28 @@ def command(workdir: str, argv: list[str]) -> list[str]:
              "--chdir", WORK]
     for key, value in ENVIRONMENT.items():
         args += ["--setenv", key, value]
-    return [*args, "--", *argv]
+    return args
+
+
+def popen(workdir: str, argv: list[str], *, stdin: int, stdout: int, stderr: int, env: dict[str, str] | None = None,
+          cwd: str | None = None) -> subprocess.Popen[bytes]:
+    """Start `argv` (inside paths) under bwrap as the sandbox's user.  The options go through a pipe (`--args`),
+    so the host paths of the binds appear in no command line, inside or outside."""
+    read, write = os.pipe()
+    try:
+        payload = b"".join(arg.encode() + b"\0" for arg in options(workdir))
+        with os.fdopen(write, "wb") as stream:
+            write = -1
+            stream.write(payload)
+        uid = run_as()
+        return subprocess.Popen([shutil.which("bwrap") or "bwrap", "--args", str(read), "--", *argv],
+                                pass_fds=(read,), start_new_session=True, close_fds=True, user=uid, group=uid,
+                                extra_groups=None if uid is None else [], stdin=stdin, stdout=stdout, stderr=stderr,
+                                env=env, cwd=cwd)
+    finally:
+        os.close(read)
+        if write >= 0:
+            os.close(write)
 
 
 def worker_argv() -> list[str]:
@@ -227,12 +249,6 @@ def make_workdir() -> str:
     return folder
 
 
-def popen_user() -> dict[str, object]:
-    """Popen keywords that start bwrap as the unprivileged user (nothing when the parent is not root)."""
-    uid = run_as()
-    return {} if uid is None else {"user": uid, "group": uid, "extra_groups": []}
-
-
 @cache
 def probe() -> str | None:
     """None where a worker can start under bubblewrap here, else why not (cached per process)."""
@@ -243,14 +259,19 @@ def probe() -> str | None:
         workdir = make_workdir()
     except (OSError, ValueError, importlib.metadata.PackageNotFoundError) as err:
         return f"the sandbox's filesystem cannot be prepared ({err.__class__.__name__}: {err})"
+    process = None
     try:
-        done = subprocess.run(command(workdir, [view.python, "-I", "-S", "-c", "pass"]), capture_output=True,
-                              timeout=60, stdin=subprocess.DEVNULL, **popen_user())  # type: ignore[call-overload]
+        process = popen(workdir, [view.python, "-I", "-S", "-c", "pass"], stdin=subprocess.DEVNULL,
+                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, stderr = process.communicate(timeout=60)
     except (OSError, subprocess.SubprocessError) as err:
         return f"bwrap could not run ({err.__class__.__name__}: {err})"
     finally:
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
         shutil.rmtree(workdir, ignore_errors=True)
-    if done.returncode != 0:
-        lines = done.stderr.decode(errors="replace").strip().splitlines()
-        return f"bwrap failed with status {done.returncode}: {lines[-1] if lines else 'no message'}"
+    if process.returncode != 0:
+        lines = stderr.decode(errors="replace").strip().splitlines()
+        return f"bwrap failed with status {process.returncode}: {lines[-1] if lines else 'no message'}"
     return None

@@ -98,17 +98,14 @@ class _Worker:
     def __init__(self, isolated: bool) -> None:
         self.workdir = isolation.make_workdir()
         if isolated:
-            argv = isolation.command(self.workdir, isolation.worker_argv())
-            env = {"PATH": "/usr/bin:/bin"}
-            extra = isolation.popen_user()
+            self.process = isolation.popen(self.workdir, isolation.worker_argv(), stdin=subprocess.PIPE,
+                                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                           env={"PATH": "/usr/bin:/bin"}, cwd=self.workdir)
         else:
-            mpl = os.path.join(self.workdir, ".matplotlib")
-            argv = [*_namespace_prefix(), sys.executable, "-I", str(WORKER)]
-            env = {**isolation.ENVIRONMENT, "HOME": self.workdir, "MPLCONFIGDIR": mpl}
-            extra = {}
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=env, cwd=self.workdir,
-                                        start_new_session=True, close_fds=True, **extra)  # type: ignore[call-overload]
+            env = {**isolation.ENVIRONMENT, "HOME": self.workdir, "MPLCONFIGDIR": os.path.join(self.workdir, ".mpl")}
+            self.process = subprocess.Popen([*_namespace_prefix(), sys.executable, "-I", str(WORKER)], env=env,
+                                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                            cwd=self.workdir, start_new_session=True, close_fds=True)
 
     def kill(self) -> None:
         """Kill the process group (bwrap, and through --die-with-parent its pid namespace); remove the folder."""
