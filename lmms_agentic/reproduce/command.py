@@ -11,7 +11,8 @@ generation arguments (never an API key), lmms-eval/torch/transformers/vLLM versi
 (the results file's ``lmms_agentic.data`` provenance), seeds, world size and the command line. The comparison
 (``report.published``: every comparable published number, the difference and a tolerance from both sides'
 sampling error; match / MISS / inconclusive, or not comparable with the reason) is printed and saved as
-``comparison.md``. Under ``torchrun`` / ``accelerate launch`` every rank evaluates its share; rank 0 writes and
+``comparison.md``, with the reasons rows are missing and a warning when the run is another model
+(``explain``). Under ``torchrun`` / ``accelerate launch`` every rank evaluates its share; rank 0 writes and
 compares.
 
 Before anything is created, ``preflight.check`` makes sure the backend imports, the weights are reachable and an
@@ -314,6 +315,10 @@ def execute(args: argparse.Namespace) -> int:
         run_ = finished
         found = comparisons(run_, preset, bench_names, protocols)
     text = render(run_, found, preset)
+    from lmms_agentic.reproduce import explain
+
+    lines = explain.notes(run_, preset or run_.preset, bench_names, protocols)
+    text += ("\n\n" + "\n".join(f"- {line}" for line in lines)) if lines else ""
     print(text)
     if args.source is None:
         target = run_.path / "comparison.md"

@@ -28,14 +28,14 @@ def _judged_run(folder: Path, record: dict[str, object] | None) -> Path:
 
 @pytest.fixture
 def no_judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in judging.ENDPOINT_VARIABLES + ("LMMS_AGENTIC_JUDGE_API_KEY",):
+    for name in (*judging.ENDPOINT_VARIABLES, "LMMS_AGENTIC_JUDGE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
 
 
 def test_a_judged_run_without_its_judge_stops_instead_of_turning_nan(tmp_path: Path, no_judge_env: None,
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     folder = _judged_run(tmp_path / "old", None)
-    with pytest.raises(judging.JudgeChoiceError, match="gpt-4o-2024-08-06.*--judge none"):
+    with pytest.raises(judging.JudgeChoiceError, match=r"gpt-4o-2024-08-06.*--judge none"):
         judging.choose(load_run(folder))
     assert cli.main(["rescore", str(folder)]) == 1
     assert "do not record the judge's endpoint" in capsys.readouterr().err
@@ -89,3 +89,31 @@ def test_verdict_summary_counts_cached_and_sent(tmp_path: Path) -> None:
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     assert judging.summary(load_run(results_file.parent)) == (
         "judge gpt-4o-2024-08-06: 3 verdicts, 3 cached, 3 sent; unscored: 3 no_judge_configured")
+
+
+def test_reproduce_from_names_the_task_the_presets_rows_need(tmp_path: Path, no_judge_env: None,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A GPT-4o run of `agentx` gets no Agent-X row: they are measured on `agentx_script_gpt` (the GPT script)."""
+    folder = tmp_path / "gpt"
+    write_agentx_run(folder, [0.75, 0.5, 1.0, 0.25], model_args="model=gpt-4o-2024-08-06")
+    assert cli.main(["reproduce", "--from", str(folder), "--preset", "gpt_4o"]) == 0
+    out = capsys.readouterr().out
+    assert "on task agentx_script_gpt, which this run does not have (its agentx tasks: agentx)" in out
+    assert "`python -m lmms_agentic reproduce --benchmark agentx --preset gpt_4o`" in out
+    assert "--tasks agentx_script_gpt" in out
+    assert "WARNING" not in out
+
+
+def test_reproduce_from_warns_when_the_run_is_another_model(tmp_path: Path, no_judge_env: None,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.reproduce.conftest import write_run
+
+    folder = tmp_path / "other"
+    write_run(folder, lambda b, d, i: i % 2 == 0, model_args="model=my-org/my-vlm-7b", model="openai")
+    assert cli.main(["reproduce", "--from", str(folder), "--preset", "gpt_4o"]) == 0
+    out = capsys.readouterr().out
+    assert "WARNING: this run's model is 'my-org/my-vlm-7b', preset gpt_4o is 'gpt-4o-2024-08-06'" in out
+    qwen = tmp_path / "qwen"
+    write_run(qwen, lambda b, d, i: True, model_args="pretrained=Qwen/Qwen2.5-VL-7B-Instruct", model="qwen2_5_vl")
+    assert cli.main(["reproduce", "--from", str(qwen), "--preset", "gpt_4o"]) == 0
+    assert "WARNING: this run is preset qwen2_5_vl_7b" in capsys.readouterr().out
