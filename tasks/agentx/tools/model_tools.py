@@ -7,6 +7,10 @@
 - SceneDescriber / RegionDescriber: an OpenAI-compatible VLM endpoint configured like the judge:
   `LMMS_AGENTIC_AGENTX_VLM_BASE_URL`, `_MODEL`, and the key read from the variable `_API_KEY_ENV` names (default
   `OPENAI_API_KEY`; none for a local server); temperature 0, 256 tokens; RegionDescriber sends the crop.
+  User-info in the URL is never sent in it (nor shown): it becomes a Basic `Authorization` header when no key is
+  set.  Each call has a total deadline (`_TIMEOUT`, default 60 s: connect, send, wait and read all together, so a
+  server dripping its reply cannot hold a call) and its reply is capped at `MAX_VLM_REPLY_BYTES` before JSON parsing;
+  the reply's content must be text and is capped at `MAX_DESCRIPTION_CHARS`.  Errors name no URL and no key.
 - ImageGenerator / ImageStylization: diffusers (an optional extra, GPU in practice) from
   `LMMS_AGENTIC_AGENTX_DIFFUSION` (text-to-image and image-to-image pipelines of one checkpoint), seed 0.
 Every model is loaded on first use and kept for the process; a missing setting is a `ToolError` naming the variable.
@@ -16,14 +20,18 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 import os
 import threading
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.judges.secrets import redactor
+from lmms_agentic.judges.transport import ReplyTooLarge, build_http, exchange
 from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput, parse_bbox
 
 ENV_DETECTOR = "LMMS_AGENTIC_AGENTX_DETECTOR"
@@ -31,6 +39,10 @@ ENV_THRESHOLD = "LMMS_AGENTIC_AGENTX_DETECTOR_THRESHOLD"
 ENV_VLM_URL = "LMMS_AGENTIC_AGENTX_VLM_BASE_URL"
 ENV_VLM_MODEL = "LMMS_AGENTIC_AGENTX_VLM_MODEL"
 ENV_VLM_KEY = "LMMS_AGENTIC_AGENTX_VLM_API_KEY_ENV"
+ENV_VLM_TIMEOUT = "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT"
+VLM_TIMEOUT_S = 60.0
+MAX_VLM_REPLY_BYTES = 1 << 20
+MAX_DESCRIPTION_CHARS = 4_000
 ENV_DIFFUSION = "LMMS_AGENTIC_AGENTX_DIFFUSION"
 MODEL_TOOLS = ("LocateObjectByText", "ObjectCounter", "SceneDescriber", "RegionDescriber", "ImageGenerator",
                "ImageStylization")
@@ -49,11 +61,46 @@ def data_url(image: Image.Image) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
+def vlm_endpoint(url: str) -> tuple[str, dict[str, str]]:
+    """`url` without user-info, and the Basic `Authorization` header the user-info stood for ({} without)."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, {}
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    pair = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}"
+    header = "Basic " + base64.b64encode(pair.encode("utf-8")).decode("ascii")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), {"Authorization": header}
+
+
+def vlm_secrets(environ: Mapping[str, str]) -> list[str]:
+    """What the describers send as credentials: the key and the Basic header made from the URL's user-info."""
+    key = environ.get(environ.get(ENV_VLM_KEY, "") or "OPENAI_API_KEY", "").strip()
+    _, headers = vlm_endpoint(environ.get(ENV_VLM_URL, "").strip())
+    basic = headers.get("Authorization", "").removeprefix("Basic ")
+    return [value for value in (key, basic) if value]
+
+
+def _description(body: bytes) -> str:
+    """The content of a chat completion, checked to be text and capped."""
+    try:
+        content = json.loads(body)["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError, RecursionError):
+        raise ToolError("the VLM endpoint's reply is not a chat completion") from None
+    if content is None:
+        return ""
+    if not isinstance(content, str):
+        raise ToolError(f"the VLM reply's content is {type(content).__name__}, not text")
+    content = content.strip()
+    return content if len(content) <= MAX_DESCRIPTION_CHARS else content[:MAX_DESCRIPTION_CHARS] + " [truncated]"
+
+
 @dataclass
 class ModelTools:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     _detector: Any = None
     _diffusion: dict[str, Any] = field(default_factory=dict)
+    _http: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ------------------------------------------------------------ detection
@@ -85,22 +132,44 @@ class ModelTools:
         return ToolOutput(str(len(self.detections("ObjectCounter", image, text))))
 
     # ------------------------------------------------------------ describers
+    def vlm_timeout(self) -> float:
+        raw = self.environ.get(ENV_VLM_TIMEOUT, "").strip()
+        try:
+            timeout = float(raw) if raw else VLM_TIMEOUT_S
+        except ValueError:
+            raise ToolError(f"{ENV_VLM_TIMEOUT}={raw!r} is not a number of seconds") from None
+        if not 0 < timeout < float("inf"):
+            raise ToolError(f"{ENV_VLM_TIMEOUT}={raw!r} must be a positive number of seconds")
+        return timeout
+
     def describe(self, tool: str, image: Image.Image, instruction: str) -> ToolOutput:
         import httpx
 
-        base = _required(self.environ, ENV_VLM_URL, tool).rstrip("/")
+        base, headers = vlm_endpoint(_required(self.environ, ENV_VLM_URL, tool).rstrip("/"))
         model = _required(self.environ, ENV_VLM_MODEL, tool)
-        key = self.environ.get(self.environ.get(ENV_VLM_KEY, "OPENAI_API_KEY"), "")
-        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        key = self.environ.get(self.environ.get(ENV_VLM_KEY, "") or "OPENAI_API_KEY", "").strip()
+        if key:
+            headers = {"Authorization": f"Bearer {key}"}
+        timeout = self.vlm_timeout()
         body = {"model": model, "temperature": 0, "max_tokens": 256, "messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": data_url(image)}}, {"type": "text", "text": instruction}]}]}
+        with self._lock:
+            if self._http is None:
+                self._http = build_http(timeout, concurrency=16)
+            http = self._http
         try:
-            response = httpx.post(f"{base}/chat/completions", json=body, headers=headers, timeout=60)
-            response.raise_for_status()
-            content = response.json()["choices"][0]["message"]["content"]
-        except (httpx.HTTPError, KeyError, IndexError, ValueError) as err:
-            raise ToolError(f"the VLM endpoint failed ({err.__class__.__name__}: {err})") from None
-        return ToolOutput(str(content or "").strip())
+            reply = exchange(http, f"{base}/chat/completions", json=body, headers=headers, params={},
+                             timeout=timeout, max_bytes=MAX_VLM_REPLY_BYTES)
+        except httpx.TimeoutException:
+            raise ToolError(f"the VLM endpoint did not answer within {timeout:g} s") from None
+        except ReplyTooLarge:
+            raise ToolError(f"the VLM endpoint's reply is larger than {MAX_VLM_REPLY_BYTES:,} bytes") from None
+        except (httpx.HTTPError, httpx.InvalidURL, ValueError) as err:
+            shown = redactor(self.environ.get(ENV_VLM_URL), *vlm_secrets(self.environ), environ={}).text(str(err))
+            raise ToolError(f"the VLM endpoint failed ({err.__class__.__name__}: {shown[:300]})") from None
+        if reply.status >= 400:
+            raise ToolError(f"the VLM endpoint answered HTTP {reply.status}")
+        return ToolOutput(_description(reply.body))
 
     def scene(self, image: Image.Image) -> ToolOutput:
         return self.describe("SceneDescriber", image, "Describe this image briefly in one or two sentences.")

@@ -11,12 +11,18 @@ instructions and catalogue, the query, then every earlier reply with its observa
 (or its sampled video frames) as `image_1..image_n`, then each image a tool returned, appended as a new visual.
 The loop ends with a final answer or at the declared step limit (`max_steps` replies), whichever comes first.
 `state` (JSON-able) holds every round; lmms-eval logs it per round (`--agentic_trace_mode full`).
+
+Replies are hostile input, and every reply ends as a round, never as an exception: only its first `MAX_REPLY_CHARS`
+characters are read and kept (the rest is noted); an object nested deeper than `MAX_DEPTH`, a number longer than
+`MAX_INT_DIGITS` digits, or a Python literal holding a value JSON cannot express (set, bytes, complex, non-text keys)
+is an invalid step saying so; lone surrogates become U+FFFD, so every round is valid UTF-8 JSON.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,10 +31,14 @@ from typing import Any
 from PIL import Image
 
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue_text
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, utf8_text
 
 PROTOCOL_VERSION = "1"
+MAX_REPLY_CHARS = 100_000
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 1_000
 _FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
+log = logging.getLogger(__name__)
 
 
 def instructions(max_steps: int) -> str:
@@ -89,28 +99,63 @@ def _objects(text: str) -> list[str]:
     return spans
 
 
+class Unreadable(ValueError):
+    """An object in a reply that cannot become a JSON action; the message says why, for the model."""
+
+
+def _parse_int(digits: str) -> int:
+    if len(digits.lstrip("+-")) > MAX_INT_DIGITS:
+        raise Unreadable(f"a number has {len(digits.lstrip('+-')):,} digits (the limit is {MAX_INT_DIGITS:,}); "
+                         f"write long numbers as strings")
+    return int(digits)
+
+
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """`value` (from `json.loads` or `ast.literal_eval`) as JSON data with valid UTF-8 text; tuples become lists.
+    Raises `Unreadable` for deeper nesting than `MAX_DEPTH`, longer integers than `MAX_INT_DIGITS` and any value
+    JSON cannot express."""
+    if depth > MAX_DEPTH:
+        raise Unreadable(f"the object is nested more than {MAX_DEPTH} levels deep")
+    if value is None or isinstance(value, bool | float):
+        return value
+    if isinstance(value, int):
+        if value.bit_length() > MAX_INT_DIGITS * 3.33:
+            raise Unreadable(f"a number has more than {MAX_INT_DIGITS:,} digits; write long numbers as strings")
+        return value
+    if isinstance(value, str):
+        return utf8_text(value)
+    if isinstance(value, list | tuple):
+        return [jsonable(item, depth + 1) for item in value]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise Unreadable(f"an object key is a {type(key).__name__}, not a string")
+            out[utf8_text(key)] = jsonable(item, depth + 1)
+        return out
+    raise Unreadable(f"it holds a Python {type(value).__name__} value, which JSON cannot express; use a list, a "
+                     f"string or a number")
+
+
 def _load(span: str) -> Any:
+    """The value written in `span`: JSON first, else a Python literal (never executed); `Unreadable` if neither."""
     try:
-        return json.loads(span)
-    except json.JSONDecodeError:
-        try:
-            return ast.literal_eval(span)
-        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            return None
+        return json.loads(span, parse_int=_parse_int)
+    except Unreadable:
+        raise
+    except RecursionError:
+        raise Unreadable(f"the object is nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError:  # not JSON: a Python literal?
+        pass
+    try:
+        return ast.literal_eval(span)
+    except RecursionError:
+        raise Unreadable(f"the object is nested more than {MAX_DEPTH} levels deep") from None
+    except Exception as err:  # SyntaxError, ValueError (malformed or too long a number), MemoryError, ...
+        raise Unreadable(f"it is neither JSON nor a Python literal ({err.__class__.__name__})") from None
 
 
-def parse_reply(text: str) -> Action:
-    """The action of one reply (see the module docstring)."""
-    body = text or ""
-    fenced = _FENCE.findall(body)
-    candidates = [obj for part in (fenced or [body]) for obj in _objects(part)]
-    found = [data for data in map(_load, candidates) if isinstance(data, dict)]
-    actions = [data for data in found if "tool" in data or "final_answer" in data]
-    if not actions:
-        return Action("invalid", error="no JSON object with \"tool\" or \"final_answer\" was found")
-    if len(actions) > 1:
-        return Action("invalid", error="the reply holds several actions; send one tool call or the final answer")
-    data = actions[0]
+def _action(data: Mapping[str, Any]) -> Action:
     thought = str(data.get("thought", "") or "")
     if "tool" in data and "final_answer" in data:
         return Action("invalid", thought, error="the reply has both a tool call and a final answer; send one")
@@ -122,6 +167,36 @@ def parse_reply(text: str) -> Action:
         return Action("final", thought, value="" if answer is None else str(answer),
                       justification=str(data.get("justification", "") or ""))
     return Action("call", thought, tool=data.get("tool"), arguments=data.get("arguments", {}))
+
+
+def parse_reply(text: str) -> Action:
+    """The action of one reply (see the module docstring); never raises."""
+    body = text if isinstance(text, str) else ""
+    cut = len(body) > MAX_REPLY_CHARS
+    body = utf8_text(body[:MAX_REPLY_CHARS])
+    fenced = _FENCE.findall(body)
+    candidates = [obj for part in (fenced or [body]) for obj in _objects(part)]
+    actions, problems = [], []
+    for span in candidates:
+        try:
+            data = _load(span)
+        except Unreadable as err:
+            if "tool" in span or "final_answer" in span:
+                problems.append(str(err))
+            continue
+        if isinstance(data, dict) and ("tool" in data or "final_answer" in data):
+            actions.append(data)
+    if not actions:
+        why = f"an object could not be read: {problems[0]}" if problems else \
+            "no JSON object with \"tool\" or \"final_answer\" was found"
+        note = f" (only the first {MAX_REPLY_CHARS:,} characters of the reply were read)" if cut else ""
+        return Action("invalid", error=why + note)
+    if len(actions) > 1:
+        return Action("invalid", error="the reply holds several actions; send one tool call or the final answer")
+    try:
+        return _action(jsonable(actions[0]))
+    except Unreadable as err:
+        return Action("invalid", error=f"the object could not be used: {err}")
 
 
 def new_state(n_inputs: int) -> dict[str, Any]:
@@ -140,16 +215,25 @@ def transcript(query: str, state: Mapping[str, Any], max_steps: int) -> str:
     return "\n\n".join(parts)
 
 
+def stored_reply(reply: object) -> str:
+    """The reply as a round keeps it: valid UTF-8, its first `MAX_REPLY_CHARS` characters and a note of the rest."""
+    text = reply if isinstance(reply, str) else "" if reply is None else str(reply)
+    if len(text) <= MAX_REPLY_CHARS:
+        return utf8_text(text)
+    return utf8_text(text[:MAX_REPLY_CHARS]) + f" [... {len(text) - MAX_REPLY_CHARS:,} more characters not read]"
+
+
 def round_step(doc: Mapping[str, Any], reply: str, state: dict[str, Any], visuals: list[Image.Image],
                runtime: ToolRuntime, max_steps: int) -> tuple[dict[str, Any], Image.Image | None]:
     """Apply one reply: execute its call (or record its answer or its format error); returns the round entry and the
-    new visual, if the tool produced one.  `state` and `visuals` are the episode's, updated in place."""
+    new visual, if the tool produced one.  `state` and `visuals` are the episode's, updated in place.  Never raises
+    for any reply: whatever goes wrong is the round's observation."""
     number = len(state["rounds"]) + 1
     action = parse_reply(reply)
-    entry: dict[str, Any] = {"round": number, "reply": reply, "kind": action.kind, "thought": action.thought,
-                             "tool": None, "arguments": None, "valid": False, "status": None, "backend": None,
-                             "seconds": 0.0, "image": None, "gold_step": None, "cached": False,
-                             "observation": ""}
+    entry: dict[str, Any] = {"round": number, "reply": stored_reply(reply), "kind": action.kind,
+                             "thought": action.thought, "tool": None, "arguments": None, "valid": False,
+                             "status": None, "backend": None, "seconds": 0.0, "image": None, "gold_step": None,
+                             "cached": False, "observation": ""}
     produced: Image.Image | None = None
     if action.kind == "final":
         state["finished"] = True
@@ -158,24 +242,47 @@ def round_step(doc: Mapping[str, Any], reply: str, state: dict[str, Any], visual
     elif action.kind == "invalid":
         entry["observation"] = f"Invalid reply: {action.error}. Reply with one JSON object as described."
     else:
-        bound = bind(action.tool, action.arguments, len(visuals), int(state["n_inputs"]))
-        entry["tool"] = bound.tool
         entry["arguments"] = action.arguments if isinstance(action.arguments, Mapping) else str(action.arguments)
+        try:
+            bound = bind(action.tool, action.arguments, len(visuals), int(state["n_inputs"]))
+        except Exception as err:  # a value the binder cannot convert (an over-long integer string, ...)
+            bound = CallError(None, f"Error: the arguments could not be read ({err.__class__.__name__}).")
+        entry["tool"] = bound.tool
         if isinstance(bound, CallError):
-            entry.update(status="invalid_arguments", observation=bound.message)
+            entry.update(status="invalid_arguments", observation=utf8_text(bound.message))
         else:
             entry.update(_execute(doc, bound, state, visuals, runtime))
             produced = visuals[-1] if entry["image"] else None
-    state["rounds"].append(entry)
+    state["rounds"].append(_checked(entry))
     if not state["finished"] and number >= max_steps:
         state["stopped"] = "step_limit"
     return entry, produced
 
 
+def _checked(entry: dict[str, Any]) -> dict[str, Any]:
+    """`entry`, which must serialise as UTF-8 JSON (every field is built to); a stray value is kept as its repr."""
+    try:
+        json.dumps(entry, ensure_ascii=False).encode("utf-8")
+        return entry
+    except (TypeError, ValueError, RecursionError) as err:
+        log.warning("agentx_tools: round %s had a value that is not UTF-8 JSON (%s); stored as text",
+                    entry.get("round"), err.__class__.__name__)
+    for key, value in list(entry.items()):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError, RecursionError):
+            entry[key] = utf8_text(repr(value)[:MAX_REPLY_CHARS])
+    return entry
+
+
 def _execute(doc: Mapping[str, Any], call: BoundCall, state: Mapping[str, Any], visuals: list[Image.Image],
              runtime: ToolRuntime) -> dict[str, Any]:
     used = [entry["gold_step"] for entry in state["rounds"] if entry.get("gold_step") is not None]
-    observed = runtime.execute(doc, call, visuals, used)
+    try:
+        observed = runtime.execute(doc, call, visuals, used)
+    except Exception as err:  # the runtime answers every failure itself; this is the last line of defence
+        return {"arguments": dict(call.arguments), "valid": True, "status": "error",
+                "observation": f"Error: {call.tool} failed ({err.__class__.__name__})"}
     result: dict[str, Any] = {"arguments": dict(call.arguments), "valid": True, "status": observed.status,
                               "backend": observed.backend, "seconds": round(observed.seconds, 4),
                               "gold_step": observed.gold_step, "cached": observed.cached,

@@ -11,31 +11,52 @@ tool not named; named entries win) and `LMMS_AGENTIC_AGENTX_TOOL_SERVER=http://h
 Limits (`LIMITS`): a wall-clock limit for every tool; the sandboxed tools also get CPU seconds and an address-space
 cap in their subprocess; in-process tools get input caps (`MAX_PIXELS`, `MAX_TEXT`) since a thread cannot be
 capped, and a call past its wall limit is answered with a time-limit observation (its thread is abandoned).
-Observations never raise: bad arguments, tool errors, limits and unavailable tools are all text for the model.
+Observations never raise: bad arguments, tool errors (any exception a tool raises), limits and unavailable tools
+are all text for the model; only a `KeyboardInterrupt` raised inside a tool stops the run.
 Local tools are pure functions of their arguments and images, so a repeated call (same tool, arguments and image
-content digests) is answered from a per-process memo (`Observation.cached`).
+content digests) is answered from a per-process memo (`Observation.cached`): an LRU of at most `MEMO_ENTRIES`
+entries and `MEMO_BYTES` bytes (an image counts width x height x channels).
+
+Secrets and bounds: every observation text, from every backend and ok or not, has every secret the runtime knows
+removed (`judges.secrets`: secret-named environment variables, URL credentials, the VLM key and tool-server token)
+before it leaves `execute`, then is made valid UTF-8 and capped at `MAX_OBSERVATION` characters.  An output image
+larger than `MAX_OUTPUT_PIXELS` (or than the call's largest input image, if that is larger) is refused with an
+error observation rather than downscaled, so coordinates the model reads off it stay true.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import json
+import logging
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.judges.config import mask_url
+from lmms_agentic.judges.secrets import Redactor, redactor
 from lmms_agentic.tasks.agentx.core.release_data import TOOL_NAMES
 from lmms_agentic.tasks.agentx.tools import replay as replay_backend
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, catalogue
-from lmms_agentic.tasks.agentx.tools.local import LOCAL_TOOLS, OcrEngine, ToolError, ToolOutput, run_local
-from lmms_agentic.tasks.agentx.tools.model_tools import MODEL_TOOLS, ModelTools
-from lmms_agentic.tasks.agentx.tools.remote import call_remote
+from lmms_agentic.tasks.agentx.tools.local import (
+    LOCAL_TOOLS,
+    SANDBOXED_TOOLS,
+    OcrEngine,
+    ToolError,
+    ToolOutput,
+    ToolUnavailable,
+    run_local,
+)
+from lmms_agentic.tasks.agentx.tools.model_tools import ENV_VLM_URL, MODEL_TOOLS, ModelTools, vlm_secrets
+from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, call_remote
 from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
 
 BACKENDS = ("local", "model", "replay", "remote")
@@ -44,12 +65,18 @@ ENV_SERVER = "LMMS_AGENTIC_AGENTX_TOOL_SERVER"
 MAX_PIXELS = 40_000_000
 MAX_TEXT = 20_000
 MAX_OBSERVATION = 4_000
+MAX_OUTPUT_PIXELS = 4096 * 4096
+MEMO_BYTES = 256 * 2**20
+MEMO_ENTRIES = 4096
+SANDBOX_GRACE_S = 5.0
+"""Extra wait for a sandboxed tool's subprocess (start-up, teardown) on top of its wall-clock limit."""
 LIMITS: dict[str, Limits] = {
-    "Calculator": Limits(wall_s=2), "Solver": Limits(wall_s=15, cpu_s=8, mem_mb=1536),
+    "Calculator": Limits(wall_s=2, cpu_s=2, mem_mb=512), "Solver": Limits(wall_s=15, cpu_s=8, mem_mb=1536),
     "CodePlotter": Limits(wall_s=15, cpu_s=8, mem_mb=1536), "DrawBoundingBox": Limits(wall_s=5),
     "OverlayText": Limits(wall_s=5), "OCR": Limits(wall_s=60),
 }
 DEFAULT_LIMITS = Limits(wall_s=120)
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -104,7 +131,23 @@ class RuntimeConfig:
         return cls(chosen, server)
 
     def describe(self) -> dict[str, Any]:
-        return {"backends": dict(self.backends), "server_url": self.server_url}
+        return {"backends": dict(self.backends), "server_url": mask_url(self.server_url) if self.server_url else None}
+
+
+def utf8_text(text: str) -> str:
+    """`text` as valid UTF-8: surrogate pairs joined, lone surrogates replaced with U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def runtime_redactor(config: RuntimeConfig, environ: Mapping[str, str]) -> Redactor:
+    """Every secret of `environ` and the process (`judges.secrets`), plus the VLM endpoint's URL credentials and
+    key (the variable `LMMS_AGENTIC_AGENTX_VLM_API_KEY_ENV` names), the tool-server URL and token."""
+    return redactor(config.server_url, environ.get(ENV_VLM_URL), *vlm_secrets(environ), environ.get(ENV_TOKEN),
+                    environ=environ)
 
 
 def _check_inputs(call: BoundCall, images: Mapping[str, Image.Image]) -> None:
@@ -114,6 +157,84 @@ def _check_inputs(call: BoundCall, images: Mapping[str, Image.Image]) -> None:
     for name, value in call.arguments.items():
         if isinstance(value, str) and len(value) > MAX_TEXT:
             raise ToolError(f"{name} has {len(value)} characters; the limit is {MAX_TEXT}")
+
+
+def _check_output(tool: str, output: object, images: Mapping[str, Image.Image]) -> ToolOutput:
+    """The backend's output if it is a well-formed `ToolOutput` whose image is within the output cap."""
+    if not isinstance(output, ToolOutput):
+        raise ToolError(f"the backend returned {type(output).__name__}, not a tool output")
+    text = output.text if isinstance(output.text, str) else str(output.text)
+    image = output.image
+    if image is not None:
+        if not isinstance(image, Image.Image):
+            raise ToolError(f"the backend returned {type(image).__name__} as its image")
+        allowed = max([MAX_OUTPUT_PIXELS, *(i.width * i.height for i in images.values())])
+        if image.width * image.height > allowed:
+            raise ToolError(f"{tool} produced a {image.width}x{image.height} image; output images are limited to "
+                            f"{allowed:,} pixels")
+    return ToolOutput(text, image)
+
+
+def _weight(output: ToolOutput) -> int:
+    image = output.image
+    pixels = 0 if image is None else image.width * image.height * len(image.getbands())
+    return len(output.text.encode("utf-8", "replace")) + pixels
+
+
+class MemoCache:
+    """The memo of local tools' outputs: least recently used first out, at most `max_entries` entries and
+    `max_bytes` bytes (`_weight`); an entry larger than `max_bytes` is not kept.  Thread-safe."""
+
+    def __init__(self, max_entries: int, max_bytes: int) -> None:
+        self.max_entries, self.max_bytes, self.bytes = max_entries, max_bytes, 0
+        self._entries: OrderedDict[str, tuple[ToolOutput, str, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: str) -> tuple[ToolOutput, str] | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            self._entries.move_to_end(key)
+            return found[0], found[1]
+
+    def put(self, key: str, output: ToolOutput, status: str) -> None:
+        size = _weight(output)
+        with self._lock:
+            old = self._entries.pop(key, None)
+            self.bytes -= old[2] if old else 0
+            if size > self.max_bytes:
+                return
+            self._entries[key] = (output, status, size)
+            self.bytes += size
+            while len(self._entries) > self.max_entries or self.bytes > self.max_bytes:
+                self.bytes -= self._entries.popitem(last=False)[1][2]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.bytes = 0
+
+
+class ReplayMiss(LookupError):
+    """No step of the reference trace answers this call (an `unavailable` observation)."""
+
+
+class _KeyLock:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+
+
+def _describe_error(err: BaseException) -> str:
+    try:
+        text = str(err)
+    except Exception:  # an exception whose message cannot be built is still an observation
+        text = "(no message)"
+    return f"{err.__class__.__name__}: {text[:2 * MAX_OBSERVATION]}" if text else err.__class__.__name__
 
 
 @dataclass
@@ -126,10 +247,17 @@ class ToolRuntime:
     _ocr: OcrEngine = field(default_factory=OcrEngine)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     models: ModelTools = field(default_factory=ModelTools)
-    _memo: dict[str, tuple[ToolOutput, str]] = field(default_factory=dict)
-    _key_locks: dict[str, threading.Lock] = field(default_factory=dict)
+    memo_entries: int = MEMO_ENTRIES
+    memo_bytes: int = MEMO_BYTES
+    _memo: MemoCache = field(init=False)
+    _redactor: Redactor = field(init=False)
+    _key_locks: dict[str, _KeyLock] = field(default_factory=dict)
     _pool: concurrent.futures.ThreadPoolExecutor = field(
         default_factory=lambda: concurrent.futures.ThreadPoolExecutor(16, thread_name_prefix="agentx-tool"))
+
+    def __post_init__(self) -> None:
+        self._memo = MemoCache(self.memo_entries, self.memo_bytes)
+        self._redactor = runtime_redactor(self.config, {**os.environ, **self.models.environ})
 
     def sandbox(self) -> Sandbox:
         with self._lock:
@@ -138,17 +266,33 @@ class ToolRuntime:
             return self._sandbox
 
     def clear_memo(self) -> None:
-        with self._lock:
-            self._memo.clear()
+        self._memo.clear()
 
-    def _key_lock(self, key: str) -> threading.Lock:
+    def memo_size(self) -> tuple[int, int]:
+        """(entries, bytes) held by the memo now."""
+        return len(self._memo), self._memo.bytes
+
+    @contextlib.contextmanager
+    def _exclusive(self, key: str) -> Iterator[None]:
+        """Hold the lock of one memo key (dropped when no call waits on it, so the locks stay bounded too)."""
         with self._lock:
-            return self._key_locks.setdefault(key, threading.Lock())
+            entry = self._key_locks.setdefault(key, _KeyLock())
+            entry.users += 1
+        try:
+            with entry.lock:
+                yield
+        finally:
+            with self._lock:
+                entry.users -= 1
+                if not entry.users:
+                    del self._key_locks[key]
 
     def describe(self) -> dict[str, Any]:
-        sandboxed = any(self.config.backends.get(t) == "local" for t in ("Solver", "CodePlotter"))
+        sandboxed = any(self.config.backends.get(t) == "local" for t in SANDBOXED_TOOLS)
         return {**self.config.describe(), "limits": {t: vars(LIMITS.get(t, DEFAULT_LIMITS)) for t in TOOL_NAMES},
-                "sandbox": self.sandbox().describe() if sandboxed else None}
+                "sandbox": self.sandbox().describe() if sandboxed else None,
+                "bounds": {"memo_entries": self.memo_entries, "memo_bytes": self.memo_bytes,
+                           "max_output_pixels": MAX_OUTPUT_PIXELS, "max_observation_chars": MAX_OBSERVATION}}
 
     def _run(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
              used: Sequence[int]) -> tuple[ToolOutput, int | None]:
@@ -163,7 +307,7 @@ class ToolRuntime:
             return call_remote(self.config.server_url, call, images, limits.wall_s), None
         found = replay_backend.replay(doc, call.tool, call.arguments, used)
         if found is None:
-            raise LookupError(replay_backend.unavailable(call.tool))
+            raise ReplayMiss(replay_backend.unavailable(call.tool))
         position, text = found
         if catalogue()[call.tool].image_output:
             text = f"[replayed from the reference trace; no image in replay] {text}"
@@ -177,38 +321,61 @@ class ToolRuntime:
         images = {name: visuals[index] for name, index in call.images.items()}
         if backend == "local":
             key = _memo_key(call, images)  # hashed once per call: the images' pixels are the costly part
-            with self._key_lock(key):
+            with self._exclusive(key):
                 return self._execute(doc, call, images, backend, used_gold_steps, key)
         return self._execute(doc, call, images, backend, used_gold_steps, None)
+
+    def _observe(self, text: str, status: str, backend: str, started: float, image: Image.Image | None = None,
+                 gold: int | None = None, cached: bool = False) -> Observation:
+        """The observation as the model and the logs see it: secrets removed, valid UTF-8, capped."""
+        text = utf8_text(self._redactor.text(text))
+        if len(text) > MAX_OBSERVATION:
+            text = text[:MAX_OBSERVATION] + " [truncated]"
+        return Observation(text, status, backend, time.perf_counter() - started, image, gold, cached)
 
     def _execute(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
                  used_gold_steps: Sequence[int], key: str | None) -> Observation:
         limit = LIMITS.get(call.tool, DEFAULT_LIMITS).wall_s
         started = time.perf_counter()
-        if key is not None and key in self._memo:
-            output, status = self._memo[key]
-            return Observation(output.text, status, backend, time.perf_counter() - started, output.image,
-                               cached=True)
+        hit = self._memo.get(key) if key is not None else None
+        if hit is not None:
+            return self._observe(hit[0].text, hit[1], backend, started, hit[0].image, cached=True)
         try:
             _check_inputs(call, images)
             future = self._pool.submit(self._run, doc, call, images, backend, tuple(used_gold_steps))
-            output, gold = future.result(timeout=limit + (5.0 if call.tool in ("Solver", "CodePlotter") else 0.0))
+            grace = SANDBOX_GRACE_S if backend == "local" and call.tool in SANDBOXED_TOOLS else 0.0
+            failure = future.exception(timeout=limit + grace)
+            if failure is not None:
+                return self._failed(call, failure, backend, started, key)
+            raw, gold = future.result()
+            output = _check_output(call.tool, raw, images)
         except concurrent.futures.TimeoutError:
-            return Observation(f"Error: {call.tool} exceeded its time limit of {limit:g} s.", "error", backend,
-                               time.perf_counter() - started)
-        except LookupError as err:
-            return Observation(str(err.args[0]), "unavailable", backend, time.perf_counter() - started)
-        except ToolError as err:
-            if key is not None:
-                self._memo[key] = (ToolOutput(f"Error: {call.tool}: {err}"), "error")
-            return Observation(f"Error: {call.tool}: {err}", "error", backend, time.perf_counter() - started)
-        except Exception as err:  # a backend failure (server down, model error) is an observation too
-            return Observation(f"Error: {call.tool} failed ({err.__class__.__name__}: {err})"[:MAX_OBSERVATION],
-                               "error", backend, time.perf_counter() - started)
-        text = output.text if len(output.text) <= MAX_OBSERVATION else output.text[:MAX_OBSERVATION] + " [truncated]"
+            return self._observe(f"Error: {call.tool} exceeded its time limit of {limit:g} s.", "error", backend,
+                                 started)
+        except Exception as err:  # bad inputs or output (ToolError), a pool shut down at interpreter exit
+            return self._failed(call, err, backend, started, key)
+        observed = self._observe(output.text, "ok", backend, started, output.image, gold)
         if key is not None:
-            self._memo[key] = (ToolOutput(text, output.image), "ok")
-        return Observation(text, "ok", backend, time.perf_counter() - started, output.image, gold)
+            self._memo.put(key, ToolOutput(observed.text, output.image), "ok")
+        return observed
+
+    def _failed(self, call: BoundCall, failure: BaseException, backend: str, started: float,
+                key: str | None) -> Observation:
+        """The observation of a call whose tool raised `failure` (only a `KeyboardInterrupt` is re-raised)."""
+        if isinstance(failure, KeyboardInterrupt):
+            raise failure
+        if isinstance(failure, ToolUnavailable):
+            return self._observe(f"Error: {call.tool}: {failure}", "unavailable", backend, started)
+        if isinstance(failure, ReplayMiss):
+            return self._observe(str(failure.args[0]), "unavailable", backend, started)
+        if isinstance(failure, ToolError):
+            observed = self._observe(f"Error: {call.tool}: {failure}", "error", backend, started)
+            if key is not None:
+                self._memo.put(key, ToolOutput(observed.text), "error")
+            return observed
+        if not isinstance(failure, Exception):  # SystemExit, GeneratorExit, ...: the tool's bug, not a stop request
+            log.warning("agentx_tools: %s raised %s; answered as a tool error", call.tool, type(failure).__name__)
+        return self._observe(f"Error: {call.tool} failed ({_describe_error(failure)})", "error", backend, started)
 
 
 def _memo_key(call: BoundCall, images: Mapping[str, Image.Image]) -> str:
