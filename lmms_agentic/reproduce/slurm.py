@@ -20,10 +20,15 @@ Slurm (``SLURM_ARRAY_TASK_ID`` set), it is one job:
   API and baseline presets run directly;
 - ``LMMS_AGENTIC_DRY_RUN=1`` prints the job's commands instead of running them.
 
+Before it submits, the login-node half runs the pre-flight (``sweep_check``: the environment exists, the weights
+and data are cached for offline nodes, API keys are exported, Agent-X's judge is configured and answers) and submits
+nothing when a check fails (``LMMS_AGENTIC_SKIP_PREFLIGHT=1`` submits anyway). The header lists the downloads (weights
+and datasets) and the judge settings the jobs need.
+
 Every value written into the script is checked and quoted: a newline or control character in an option
 (``--partition``, ``--account``, ``--output``, ``--venv``) is refused with one line, values are
-``shlex.quote``d, so no option can add a shell line. Paths stay as given: a relative ``--output`` resolves against
-the folder ``bash sweep.sbatch`` is run from (Slurm starts jobs there), never a path of the host that wrote it.
+``shlex.quote``d, so no option can add a shell line. Paths are absolute: a relative ``--output`` or ``--venv`` is
+resolved against the folder `reproduce --emit-slurm` runs in, so the script can be submitted from any folder.
 API keys come from the submitting shell's environment; they are never written into the script.
 
 ``python -m lmms_agentic.reproduce.slurm free-port`` and ``... wait URL PID [TIMEOUT_S]`` are the helpers the
@@ -67,13 +72,7 @@ def checked(option: str, value: str) -> str:
 
 
 def _default_venv() -> str | None:
-    if sys.prefix == sys.base_prefix:
-        return None
-    prefix = Path(sys.prefix)
-    try:
-        return str(prefix.relative_to(Path.cwd()))
-    except ValueError:
-        return str(prefix)
+    return None if sys.prefix == sys.base_prefix else os.path.abspath(sys.prefix)
 
 
 def _jobs(names: Sequence[str], benchmark_names: Sequence[str], protocols: Sequence[str]
@@ -163,6 +162,34 @@ fi
 srun --ntasks=1 --overlap "${RUN[@]}"'''
 
 
+def _data_lines(benchmark_names: Sequence[str]) -> list[str]:
+    """Header lines: each benchmark's dataset download, and the judge settings of a judged one (Agent-X)."""
+    from lmms_agentic.adapters import benchmarks
+
+    lines = ["# Data (or a local copy per benchmark under LMMS_AGENTIC_DATA=/data, as /data/<benchmark>):"]
+    for name in benchmark_names:
+        source = benchmarks.get(name).source
+        lines.append(f"#   hf download {shlex.quote(source.hub_id)} --repo-type dataset"
+                     + (f" --revision {shlex.quote(source.revision)}" if source.revision else ""))
+    if any(benchmarks.get(name).judged for name in benchmark_names):
+        lines += ["# Agent-X's judged metrics need the paper's judge, reachable from the compute nodes, exported",
+                  "# before submitting: LMMS_AGENTIC_JUDGE_PRESET=gpt-4o (key in LMMS_AGENTIC_JUDGE_API_KEY) or",
+                  "# qwen3-14b-local, or LMMS_AGENTIC_JUDGE_BASE_URL and LMMS_AGENTIC_JUDGE_MODEL."]
+    return lines
+
+
+def _preflight(env: str | None, jobs: Sequence[tuple[Preset, str]], backend: str | None) -> str:
+    """The login-node pre-flight command: ``sweep_check`` in the jobs' environment with their offline settings."""
+    specs = [f"{preset.name}:{benchmark}" + (f":{backend}" if backend else "") for preset, benchmark in jobs]
+    offline = " ".join(f'{item.split("=")[0]}="${{{item.split("=")[0]}:-{item.split("=")[1]}}}"' for item in OFFLINE)
+    check = f"env {offline} python -m lmms_agentic.reproduce.sweep_check {shlex.join(specs)}"
+    if not env:
+        return f"( {check} )"
+    activate = shlex.quote(str(Path(env) / "bin" / "activate"))
+    return (f"( if [ ! -f {activate} ]; then echo \"no environment at \"{activate} >&2; exit 3; fi; "
+            f"source {activate} && {check} )")
+
+
 def script(names: Sequence[str], benchmark_names: Sequence[str], output: Path, *, backend: str | None = None,
            limit: int | None = None, protocols: Sequence[str] = (), partition: str | None = None,
            account: str | None = None, venv: str | None = None, node_gpus: int = 8) -> str:
@@ -174,6 +201,8 @@ def script(names: Sequence[str], benchmark_names: Sequence[str], output: Path, *
                           ("--venv", env)):
         if value:
             checked(option, value)
+    output = Path(os.path.abspath(output))
+    env = os.path.abspath(env) if env else env
     jobs, skipped = _jobs(names, benchmark_names, protocols)
     for preset, _ in jobs:
         needed = presets.resources(preset, backend).gpus
@@ -191,11 +220,13 @@ def script(names: Sequence[str], benchmark_names: Sequence[str], output: Path, *
         f"# Written by `python -m lmms_agentic reproduce --emit-slurm` on {time.strftime('%Y-%m-%d %H:%M')}.",
         f"# {len(jobs)} jobs (one per preset x benchmark) in {len(groups)} resource groups; results under "
         f"{out}/<preset>/<benchmark>/.",
-        "# Submit (and resubmit to resume unfinished jobs) from the folder OUTPUT is relative to: bash THIS_SCRIPT",
+        "# Submit (and resubmit to resume unfinished jobs) from any folder: bash THIS_SCRIPT (it checks first that",
+        "# the environment, weights, data, API keys and judge are ready, and submits nothing otherwise).",
         f"# Afterwards: python -m lmms_agentic report {out}/*/*",
         "# Compute nodes run offline: download the weights and the data first (HF_HOME and LMMS_AGENTIC_DATA on a",
         "# shared filesystem, exported from the submitting shell); API jobs need outbound HTTPS for their provider.",
         *(f"#   hf download {shlex.quote(w)}" for w in weights),
+        *_data_lines(dict.fromkeys(b for _, b in jobs)),
         "# LMMS_AGENTIC_DRY_RUN=1 prints a job's commands instead of running them. API keys: exported from the",
         "# submitting shell (sbatch --export=ALL, the default), never stored here.",
         *(f"# left out (no published row): {pair}" for pair in skipped),
@@ -220,7 +251,11 @@ def script(names: Sequence[str], benchmark_names: Sequence[str], output: Path, *
              '  if [ -n "${SLURM_JOB_ID:-}" ]; then',
              '    echo "run this script with bash on the login node: it submits the job arrays itself" >&2; exit 2',
              "  fi",
-             '  mkdir -p "$OUTPUT/slurm"']
+             '  mkdir -p "$OUTPUT/slurm"',
+             '  if [ "${LMMS_AGENTIC_SKIP_PREFLIGHT:-0}" != 1 ]; then',
+             f"    {_preflight(env, jobs, backend)} || {{ echo \"pre-flight failed: nothing submitted (fix the "
+             "lines above, or LMMS_AGENTIC_SKIP_PREFLIGHT=1 to submit anyway)\" >&2; exit 3; }",
+             "  fi"]
     for resources, ids in groups.items():
         body.append(f"  submit {shlex.quote(' '.join(map(str, ids)))} {shlex.join(_sbatch_options(resources))}")
     body += ["  exit 0", "fi", ""]

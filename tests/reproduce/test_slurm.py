@@ -52,7 +52,8 @@ def _emit(tmp_path: Path, *extra: str, presets_: list[str] = PRESETS) -> tuple[P
 
 
 def _submit(tmp_path: Path, target: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", str(target)], cwd=tmp_path, env={**env, "LMMS_AGENTIC_DRY_RUN": "1"},
+    env = {**env, "LMMS_AGENTIC_DRY_RUN": "1", "LMMS_AGENTIC_SKIP_PREFLIGHT": "1"}  # pre-flight: test_user_paths
+    return subprocess.run(["bash", str(target)], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -62,8 +63,8 @@ def test_each_job_asks_for_its_presets_resources(tmp_path: Path, monkeypatch: py
     expected = [(p, b) for p in PRESETS for b in BENCHMARKS if b in presets.get(p).reference]
     ids = {m[1]: (m[2], m[3]) for m in re.finditer(r"^    (\d+)\) PRESET=(\S+); BENCHMARK=(\S+);", text, re.M)}
     assert [ids[str(i)] for i in range(len(ids))] == expected
-    assert "#SBATCH --partition=gpu" in text and "#SBATCH --output=runs/slurm/%A_%a.out" in text
-    assert str(tmp_path) not in text.replace(VENV, "")  # no absolute path of the writing host
+    assert "#SBATCH --partition=gpu" in text and f"#SBATCH --output={tmp_path}/runs/slurm/%A_%a.out" in text
+    assert f"OUTPUT={tmp_path}/runs\n" in text  # absolute: the script can be submitted from any folder
     assert "--gpus-per-node" not in "\n".join(line for line in text.splitlines() if line.startswith("#SBATCH"))
     groups = {}
     for match in re.finditer(r"^  submit '?([\d ]+)'? (.*)$", text, re.M):
@@ -101,9 +102,9 @@ def test_submitting_runs_every_job_and_resubmitting_resumes_only_unfinished(tmp_
         command = shlex.split(runs[index])
         preset = pair.split()[0]
         assert command[:4] == ["python", "-m", "lmms_agentic", "reproduce"] and preset in command
-        assert command[command.index("--output") + 1] == "runs"
+        assert command[command.index("--output") + 1] == str(tmp_path / "runs")
         cache = command[command.index("--response-cache") + 1]
-        assert cache == f"runs/cache/responses/{preset}/{pair.split()[2]}"  # sharded per run
+        assert cache == f"{tmp_path}/runs/cache/responses/{preset}/{pair.split()[2]}"  # sharded per run
         assert ("--base-url" in command) == (index in vllm_jobs)
     serve = shlex.split(serves[0])
     assert serve[:3] == ["vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct"] and "--tensor-parallel-size" in serve
@@ -166,7 +167,7 @@ def test_values_with_shell_syntax_stay_values(tmp_path: Path, monkeypatch: pytes
                      "--venv", VENV]) == 0
     text = target.read_text()
     subprocess.run(["bash", "-n", str(target)], check=True)
-    assert f"#SBATCH --output={shlex.quote(hostile + '/slurm/%A_%a.out')}" in text
+    assert f"#SBATCH --output={shlex.quote(f'{tmp_path}/{hostile}/slurm/%A_%a.out')}" in text
     assert f"#SBATCH --partition={shlex.quote('gpu;touch PWNED4')}" in text and "#SBATCH --account='a b'" in text
     env = _stand_ins(tmp_path / "bin")
     done = _submit(tmp_path, target, env)
@@ -174,7 +175,7 @@ def test_values_with_shell_syntax_stay_values(tmp_path: Path, monkeypatch: pytes
     assert not list(tmp_path.glob("PWNED*")) and (tmp_path / hostile / "slurm").is_dir()
     (run,) = [line for line in done.stdout.splitlines() if line.startswith("run: ") and "gpt_4o" in line]
     command = shlex.split(run.removeprefix("run: "))
-    assert command[command.index("--output") + 1] == hostile
+    assert command[command.index("--output") + 1] == str(tmp_path / hostile)
 
 
 def test_node_size_and_nothing_to_run() -> None:

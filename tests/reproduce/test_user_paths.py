@@ -4,6 +4,7 @@ check, the Slurm script outside its folder."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,85 @@ def test_reproduce_from_warns_when_the_run_is_another_model(tmp_path: Path, no_j
     write_run(qwen, lambda b, d, i: True, model_args="pretrained=Qwen/Qwen2.5-VL-7B-Instruct", model="qwen2_5_vl")
     assert cli.main(["reproduce", "--from", str(qwen), "--preset", "gpt_4o"]) == 0
     assert "WARNING: this run is preset qwen2_5_vl_7b" in capsys.readouterr().out
+
+
+SBATCH = """#!/bin/bash
+# stand-in sbatch: records its arguments, then runs the script once per array id (as Slurm would)
+echo "$*" >> "$SBATCH_LOG"
+ids=""
+for arg in "$@"; do case "$arg" in --array=*) ids="${arg#--array=}" ;; esac; done
+for id in ${ids//,/ }; do
+  SLURM_JOB_ID=1 SLURM_ARRAY_JOB_ID=1 SLURM_ARRAY_TASK_ID="$id" bash "${@: -1}" || echo "job $id exit $?"
+done
+"""
+
+
+def _sweep_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    import os
+    import stat
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    (bin_dir / "sbatch").write_text(SBATCH)
+    (bin_dir / "sbatch").chmod((bin_dir / "sbatch").stat().st_mode | stat.S_IEXEC)
+    keep = {k: v for k, v in os.environ.items()
+            if not k.startswith(("SLURM_", "LMMS_AGENTIC_JUDGE_", "LMMS_AGENTIC_DATA", "OPENAI_"))}
+    return {**keep, "PATH": f"{bin_dir}:/usr/bin:/bin", "SBATCH_LOG": str(bin_dir / "log"),
+            "LMMS_AGENTIC_DRY_RUN": "1",
+            **extra}
+
+
+def _emit_relative(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, presets_: str, benchmarks_: str) -> Path:
+    """Emitted in `here/` with a relative --output and a relative --venv (a link to the test venv)."""
+    import sys
+
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "env").symlink_to(Path(sys.executable).parent.parent)
+    monkeypatch.chdir(here)
+    assert cli.main(["reproduce", "--emit-slurm", "sweep.sbatch", "--preset", presets_, "--benchmark", benchmarks_,
+                     "--output", "runs", "--venv", "env"]) == 0
+    return here / "sweep.sbatch"
+
+
+def _bash(script: Path, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", str(script)], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_a_sweep_submitted_from_another_folder_runs_its_jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The venv used to be activated by a relative path: every array task exited 3 after queueing."""
+    script = _emit_relative(tmp_path, monkeypatch, "gpt_4o", "robovista")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _bash(script, elsewhere, _sweep_env(tmp_path, OPENAI_API_KEY="sk-test", LMMS_AGENTIC_DATA="mini"))
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert "pre-flight: 1 jobs ready" in out and "job 0: gpt_4o x robovista" in out and "exit 3" not in out
+    assert f"--output {tmp_path}/here/runs" in out
+    assert (tmp_path / "here" / "runs" / "slurm").is_dir() and not (elsewhere / "runs").exists()
+    assert "sk-test" not in script.read_text()
+
+
+def test_the_pre_flight_stops_a_sweep_that_cannot_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_agentic.judges.testing import ScriptedJudgeServer, fixed
+
+    script = _emit_relative(tmp_path, monkeypatch, "gpt_4o", "agentx")
+    text = script.read_text()
+    assert "#   hf download Tajamul21/Agent-X --repo-type dataset" in text
+    assert "LMMS_AGENTIC_JUDGE_PRESET=gpt-4o" in text
+    env = _sweep_env(tmp_path, LMMS_AGENTIC_DATA=str(tmp_path / "nowhere"))
+    done = _bash(script, tmp_path, env)
+    assert done.returncode == 3
+    for needle in ("needs an API key in $OPENAI_API_KEY", f"agentx: no data at {tmp_path}/nowhere/agentx",
+                   "its judged metrics need a judge and none is configured", "nothing submitted"):
+        assert needle in done.stderr, done.stderr
+    assert not Path(env["SBATCH_LOG"]).exists()  # nothing reached sbatch
+    with ScriptedJudgeServer(fixed("Score: 1")) as judge:
+        ready = _sweep_env(tmp_path, OPENAI_API_KEY="sk-test", LMMS_AGENTIC_DATA="mini",
+                           LMMS_AGENTIC_JUDGE_BASE_URL=judge.base_url, LMMS_AGENTIC_JUDGE_MODEL="j")
+        done = _bash(script, tmp_path, ready)
+    assert done.returncode == 0 and "pre-flight: 1 jobs ready" in done.stdout, done.stderr[-2000:]
+    unreachable = {**ready, "LMMS_AGENTIC_JUDGE_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = _bash(script, tmp_path, unreachable)
+    assert done.returncode == 3 and "agentx: the judge at http://127.0.0.1:9/v1/models does not answer" in done.stderr
