@@ -9,13 +9,15 @@ and the user: a parent running as root starts bwrap as uid/gid 65534 (nobody, no
 uses an unprivileged user namespace and `RLIMIT_NPROC` applies.  A source folder that uid 65534 cannot reach (e.g.
 an interpreter under `/root`) is mirrored once per process into a root-owned, world-readable staging folder (hard
 links where possible, copies otherwise).  bwrap reads its options from a pipe (`--args`), so no command line shows
-the host paths.  `probe()` starts the interpreter once under these flags (cached).
+the host paths.  `probe()` starts the interpreter once under these flags (cached) and builds matplotlib's font
+list, which every worker then gets read-only (its own config folder stays private and fresh).
 """
 
 from __future__ import annotations
 
 import atexit
 import importlib.metadata
+import json
 import os
 import re
 import shutil
@@ -42,6 +44,9 @@ ENVIRONMENT = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLBACKEND": "Agg", "MP
                "LC_ALL": "C.UTF-8", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"}
 FLAGS = ("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session", "--clearenv",
          "--cap-drop", "ALL", "--hostname", "sandbox")
+PROBE_CODE = ("import os, sys; os.environ['MPLCONFIGDIR'] = '/work'; sys.path.insert(0, '/sandbox/site'); "
+              "import matplotlib.font_manager")
+_FONT_CACHE: list[tuple[str, str]] = []
 _SKIP_STDLIB = {"site-packages", "dist-packages", "test", "idlelib", "tkinter", "turtledemo", "ensurepip"}
 
 
@@ -208,8 +213,10 @@ def options(workdir: str) -> list[str]:
         args += ["--symlink", target, path]
     for path in view.hidden:
         args += ["--tmpfs", path, "--remount-ro", path]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", workdir, WORK, "--remount-ro", "/",
-             "--chdir", WORK]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    for source, dest in _FONT_CACHE:
+        args += ["--ro-bind", source, dest]
+    args += ["--bind", workdir, WORK, "--remount-ro", "/", "--chdir", WORK]
     for key, value in ENVIRONMENT.items():
         args += ["--setenv", key, value]
     return args
@@ -249,6 +256,20 @@ def make_workdir() -> str:
     return folder
 
 
+def _keep_font_cache(workdir: Path) -> None:
+    """Keep the probe's matplotlib font list (built by our own code before any model code ran) read-only in the
+    staging folder; every worker gets it bound read-only, so none rebuilds it and none can change it."""
+    for found in sorted(workdir.glob("fontlist-*.json")):
+        if found.is_symlink() or not found.is_file() or found.stat().st_size > 16 << 20:
+            continue
+        json.loads(found.read_text())
+        kept = _staging() / "matplotlib" / found.name
+        kept.parent.mkdir(mode=0o755, exist_ok=True)
+        shutil.copyfile(found, kept)
+        kept.chmod(0o644)
+        _FONT_CACHE.append((str(kept), f"{ENVIRONMENT['MPLCONFIGDIR']}/{found.name}"))
+
+
 @cache
 def probe() -> str | None:
     """None where a worker can start under bubblewrap here, else why not (cached per process)."""
@@ -261,9 +282,11 @@ def probe() -> str | None:
         return f"the sandbox's filesystem cannot be prepared ({err.__class__.__name__}: {err})"
     process = None
     try:
-        process = popen(workdir, [view.python, "-I", "-S", "-c", "pass"], stdin=subprocess.DEVNULL,
+        process = popen(workdir, [view.python, "-I", "-S", "-c", PROBE_CODE], stdin=subprocess.DEVNULL,
                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        _, stderr = process.communicate(timeout=60)
+        _, stderr = process.communicate(timeout=120)
+        if process.returncode == 0:
+            _keep_font_cache(Path(workdir))
     except (OSError, subprocess.SubprocessError) as err:
         return f"bwrap could not run ({err.__class__.__name__}: {err})"
     finally:
