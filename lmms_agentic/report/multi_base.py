@@ -80,7 +80,7 @@ class ReportBase:
              low: float, high: float, paper: float | None, source: str, judged: Coverage | None = None) -> None:
         self.csv_rows.append({"model": label, "preset": run.preset.name if run.preset else "", "run": str(run.path),
                               "benchmark": benchmark, "task": task, "key": key, "n": n, "value": value,
-                              "ci_low": low, "ci_high": high, "data": self.banners[label].tag.strip(" []"),
+                              "ci_low": low, "ci_high": high,
                               "judged": "" if judged is None else judged.scored,
                               "eligible": "" if judged is None else judged.eligible,
                               "coverage": "" if judged is None else judged.share,

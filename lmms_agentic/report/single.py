@@ -286,7 +286,7 @@ def write_report(folder: Path, label: str | None = None) -> tuple[Path, str]:
     target = parent / f"{stamp}_report.md"
     try:
         charts = [plot_domains(vs, parent / f"{stamp}_{name}_domains.png",
-                               f"{name}: accuracy per domain (model: {name_of_run}; 95% intervals as in the report)",
+                               f"{name}: accuracy per domain (model: {name_of_run}; 95% CI)",
                                found)
                   for name, vs in sorted(by_benchmark.items())]
         text = render_markdown(results, variants, charts, run.results_file, run, name_of_run)

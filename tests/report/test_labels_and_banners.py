@@ -200,7 +200,7 @@ def _agentx_with_replies(folder: Path, replies: list[str], model_args: str) -> N
     samples = next(folder.glob("*_samples_agentx.jsonl"))
     lines = [json.loads(line) for line in samples.read_text().splitlines()]
     for line, reply in zip(lines, replies, strict=True):
-        line["resps"], line["filtered_resps"] = [[reply]], [reply]
+        line["filtered_resps"] = reply  # as lmms-eval logs it (no `resps` when they are equal)
         line["ground_s"]["format_ok"] = '"tool_used"' in reply and '"final_answer"' in reply
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     data = json.loads(results.read_text())
