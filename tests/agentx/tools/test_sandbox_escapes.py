@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sysconfig
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,6 +148,7 @@ def test_environment_processes_and_repository_are_invisible(bare: Sandbox) -> No
 print('pids', sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))
 print('repository', os.path.exists({str(REPOSITORY)!r}), 'gold', os.path.exists({str(GOLD)!r}))
 print('package', importlib.util.find_spec('lmms_agentic'), 'home', os.path.exists('/root/.bashrc'))
+print('purelib', os.path.exists({sysconfig.get_path("purelib")!r}), os.path.exists({sysconfig.get_path("stdlib")!r}))
 print('site', os.listdir('/sandbox/site'))
 print('root', sorted(os.listdir('/')))
 print(dict(os.environ))
@@ -160,6 +162,7 @@ for pid in [p for p in os.listdir('/proc') if p.isdigit()]:
     out = _run(bare, code)
     assert API_KEY not in out and "pytest" not in out and "OPENAI_API_KEY" not in out
     assert "repository False gold False" in out and "package None home False" in out
+    assert "purelib False True" in out  # the stdlib is there, the interpreter's site-packages are not
     pids = eval(out.split("pids ", 1)[1].split("\n", 1)[0])
     assert max(pids) < 100  # its own pid namespace: no host process is visible
     assert "lmms_agentic" not in out.split("site ", 1)[1] and str(REPOSITORY) not in out
@@ -204,6 +207,14 @@ def test_no_process_survives_the_call(bare: Sandbox, how: str) -> None:
     while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _running(marker) == []
+
+
+def test_process_count_is_capped(bare: Sandbox) -> None:
+    code = ("import os, time\nn = 0\ntry:\n    while n < 500:\n        if os.fork() == 0:\n"
+            "            time.sleep(30)\n            os._exit(0)\n        n += 1\n"
+            "except OSError as err:\n    print('stopped after', n, err.strerror)")
+    out = _run(bare, code)
+    assert "stopped after" in out and int(out.split("stopped after ")[1].split()[0]) < 20, out
 
 
 def test_matplotlib_settings_do_not_reach_the_next_call(bare: Sandbox) -> None:
