@@ -105,7 +105,10 @@ def _fix_hint(source: DataSource) -> str:
         f"  - a local copy: `hf download {source.hub_id} --repo-type dataset "
         f"--local-dir /data/{source.benchmark}` on a connected machine, then set {DATA_ENV}=/data "
         f"(or {source.env_override}=/data/{source.benchmark});\n"
-        f"  - smoke test only: {DATA_ENV}=mini runs the bundled mini split (not a benchmark score)."
+        f"  - smoke test only: {DATA_ENV}=mini runs the bundled mini split (not a benchmark score);\n"
+        f"  - analysing an earlier run (rescore, errors): the data must be the run's; its results record where they "
+        f"came from (`lmms_agentic.data`), except results written before that record existed (lm-eval runs of "
+        f"lmms-agentic 0.1.0): set {DATA_ENV} as for the run."
     )
 
 

@@ -186,10 +186,20 @@ def rescore(folder: Path, output: Path | None = None, judge: str = "run"
     limit = source.config.get("limit")
     print(f"replaying {len(replies)} logged replies over {', '.join(source.top_level())}", flush=True)
     print(choice.line(), flush=True)
-    with _replay_environment(choice):
-        results_file = evaluate(replay_model(replies), "", source.top_level(), target,
-                                task_model_name=str(source.config.get("model") or "default"),
-                                limit=int(limit) if isinstance(limit, int | float) else None)
+    from lmms_agentic.adapters.data import DataLoadError
+
+    try:
+        with _replay_environment(choice):
+            results_file = evaluate(replay_model(replies), "", source.top_level(), target,
+                                    task_model_name=str(source.config.get("model") or "default"),
+                                    limit=int(limit) if isinstance(limit, int | float) else None)
+    except DataLoadError as error:
+        if provenance or any(k.startswith("LMMS_AGENTIC_DATA") for k in os.environ):
+            raise
+        raise RescoreError(f"{source.results_file} does not record where its data came from (results written before "
+                           "lmms-agentic recorded it, e.g. by lm-eval), so the Hub was tried and failed: set "
+                           "LMMS_AGENTIC_DATA as for the run (mini for the bundled split, /data for local copies). "
+                           f"{str(error).splitlines()[0]}") from error
     if results_file is None:
         raise RescoreError("the rescore ran on a rank other than 0")
     results = json.loads(results_file.read_text(encoding="utf-8"))

@@ -4,6 +4,7 @@ check, the Slurm script outside its folder."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -132,7 +133,6 @@ done
 
 
 def _sweep_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    import os
     import stat
 
     bin_dir = tmp_path / "bin"
@@ -200,3 +200,21 @@ def test_the_pre_flight_stops_a_sweep_that_cannot_work(tmp_path: Path, monkeypat
     unreachable = {**ready, "LMMS_AGENTIC_JUDGE_BASE_URL": "http://127.0.0.1:9/v1"}
     done = _bash(script, tmp_path, unreachable)
     assert done.returncode == 3 and "agentx: the judge at http://127.0.0.1:9/v1/models does not answer" in done.stderr
+
+
+def test_rescore_names_the_missing_data_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A results file without `lmms_agentic.data` (lm-eval runs before it was recorded) used to fail on the Hub
+    without saying why."""
+    import datasets
+
+    from tests.reproduce.conftest import write_run
+
+    for name in [k for k in os.environ if k.startswith("LMMS_AGENTIC_DATA")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    write_run(tmp_path / "run", lambda b, d, i: True, items=2)
+    assert cli.main(["rescore", str(tmp_path / "run"), "--output", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "does not record where its data came from" in err and "LMMS_AGENTIC_DATA as for the run" in err
