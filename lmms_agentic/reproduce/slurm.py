@@ -226,7 +226,7 @@ def script(names: Sequence[str], benchmark_names: Sequence[str], output: Path, *
         "# Compute nodes run offline: download the weights and the data first (HF_HOME and LMMS_AGENTIC_DATA on a",
         "# shared filesystem, exported from the submitting shell); API jobs need outbound HTTPS for their provider.",
         *(f"#   hf download {shlex.quote(w)}" for w in weights),
-        *_data_lines(dict.fromkeys(b for _, b in jobs)),
+        *_data_lines(list(dict.fromkeys(b for _, b in jobs))),
         "# LMMS_AGENTIC_DRY_RUN=1 prints a job's commands instead of running them. API keys: exported from the",
         "# submitting shell (sbatch --export=ALL, the default), never stored here.",
         *(f"# left out (no published row): {pair}" for pair in skipped),
