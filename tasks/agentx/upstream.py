@@ -65,7 +65,7 @@ RUNNING_NOTES: dict[str, str] = {
              '(PyAV), each after a `Frame{i}:` label. Each reply is parsed as a JSON trace, never executed.'),
     'lmms-eval': ('Judged metrics (`ground_s` ... `goal_acc`, `goal_imggen`): the released judge prompts through '
                   '`lmms_eval.llm_judge` (`API_TYPE`, default `openai`; `MODEL_VERSION`, default '
-                  '`gpt-4o-2024-08-06`, the GPT-4o snapshot lmms-agentic pins; `OPENAI_API_KEY`, `OPENAI_API_URL`). '
+                  '`gpt-4o-2024-08-06`, a dated GPT-4o snapshot; `OPENAI_API_KEY`, `OPENAI_API_URL`). '
                   'Without a key nothing is sent: they are unscored (NaN) and `cov_*` is 0; the deterministic metrics '
                   'are always reported.'),
     'lm-eval': ('lm-eval has no judge in its core: the run reports the deterministic metrics (`toolset_f1_prog`, '
