@@ -86,6 +86,8 @@ def _format_number(value: Any) -> str:
 
 def parse(expression: str) -> ast.Expression:
     """The expression's syntax tree (no evaluation); `CalculatorError` when it is not one Python expression."""
+    if not isinstance(expression, str):
+        raise CalculatorError("the expression must be text")
     text = expression.strip().strip("`").strip()
     if not text:
         raise CalculatorError("the expression is empty")
@@ -93,6 +95,8 @@ def parse(expression: str) -> ast.Expression:
         return ast.parse(text.replace("^", "**"), mode="eval")
     except SyntaxError as err:
         raise CalculatorError(f"not a Python expression ({err.msg})") from None
+    except ValueError as err:  # null bytes, lone surrogates: the message would echo them
+        raise CalculatorError(f"not a Python expression ({err.__class__.__name__})") from None
     except (RecursionError, MemoryError):
         raise CalculatorError("the expression is nested too deeply") from None
 
