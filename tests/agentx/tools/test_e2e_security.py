@@ -1,6 +1,7 @@
 """End-to-end: `lmms-eval --model agentic_scripted --tasks agentx_tools` where the scripted model's Solver,
 CodePlotter and Calculator calls try to escape the sandbox (disable the audit hook, read a secret file planted
-outside, print the environment, run shell commands, exhaust the calculator); the run finishes and no secret reaches a logged sample."""
+outside, print the environment, run shell commands, exhaust the calculator); the run finishes and no secret
+reaches a logged sample."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ for f in gc.get_objects():
 def _hostile_script(secret: Path) -> dict[str, list[str]]:
     solver = (f"{TAMPER}import os\nprint(dict(os.environ))\nos.system('id; cat {secret}; cat /proc/*/environ')\n"
               f"try:\n    print(open({str(secret)!r}).read())\nexcept OSError as err:\n    print('refused', err)")
-    plotter = (f"{TAMPER}import os\nos.system('cat {secret}')\nplt.plot([0, 1])\nplt.title(open({str(secret)!r}).read())")
+    plotter = (f"{TAMPER}import os\nos.system('cat {secret}')\nplt.plot([0, 1])\n"
+               f"plt.title(open({str(secret)!r}).read())")
     replies = [call("Solver", {"command": solver}), call("CodePlotter", {"command": plotter}),
                call("Calculator", {"expression": "(10**10000)**10000"}), final("unknown")]
     return {key: replies for key in mini_records()}
