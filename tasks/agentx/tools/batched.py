@@ -5,9 +5,11 @@ their tool calls, run concurrently).
 Per-sample results are those of lmms-eval's sequential `_run_generate_until_agentic` (same requests per round, same
 contexts, same visuals, same terminal payloads, the same step-limit fallback and `--agentic_trace_mode full` trace),
 because a document's rounds depend only on its own earlier rounds; `perf/agentx_tools.py` and the tests compare the
-two response by response.  Opt in with `LMMS_AGENTIC_AGENTIC_BATCH=1` (then `install()` replaces lmms-eval's loop in
-`lmms_eval.evaluator` for the run; the results file records it); `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool
-concurrency (default 16; the pool persists in the process).
+two response by response.  One deliberate difference: a round's `model_output` in the full trace has lone surrogates
+replaced (U+FFFD), so a hostile reply cannot make lmms-eval's UTF-8 sample log unwritable.  Opt in with
+`LMMS_AGENTIC_AGENTIC_BATCH=1` (then `install()` replaces lmms-eval's loop in `lmms_eval.evaluator` for the run;
+the results file records it); `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool
+persists in the process).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import os
 import threading
 from dataclasses import dataclass, field
 from typing import Any
+
+from lmms_agentic.tasks.agentx.tools.runtime import utf8_text
 
 ENV_BATCH = "LMMS_AGENTIC_AGENTIC_BATCH"
 ENV_WORKERS = "LMMS_AGENTIC_AGENTIC_WORKERS"
@@ -67,6 +71,7 @@ def _single_request(lm: Any, episode: _Episode) -> Any:
 
 def _advance(lm: Any, episode: _Episode, round_idx: int, trace_mode: str) -> None:
     doc = lm.task_dict[episode.task][episode.split][episode.doc_id]
+    reply = episode.outputs[-1] if episode.outputs else ""
     payload = episode.doc_to_text(doc, previous_output=episode.outputs, round_idx=round_idx + 1,
                                   previous_round_info=episode.info)
     if isinstance(payload, tuple) and len(payload) == 5:
@@ -78,7 +83,7 @@ def _advance(lm: Any, episode: _Episode, round_idx: int, trace_mode: str) -> Non
         episode.info = info
         if trace_mode == "full":
             record: dict[str, Any] = {"round_idx": round_idx + 1, "round_input": episode.round_input,
-                                      "model_output": episode.outputs[-1] if episode.outputs else "",
+                                      "model_output": utf8_text(reply) if isinstance(reply, str) else reply,
                                       "terminal": bool(terminal)}
             if isinstance(info, dict):
                 record["state"] = info.get("state")

@@ -98,7 +98,8 @@ def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, 
             "last_tool_result": entry["observation"]}
     if state["finished"] or state["stopped"]:
         return None, None, True, [protocol.episode_payload(state)], info
-    return list(visuals), protocol.transcript(doc["query"], state, limit), False, previous_output, info
+    kept = [protocol.stored_reply(output) for output in previous_output or []]  # (lmms-eval logs them at its limit)
+    return list(visuals), protocol.transcript(doc["query"], state, limit), False, kept, info
 
 
 # --------------------------------------------------------------------------- scoring
