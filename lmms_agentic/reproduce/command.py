@@ -8,7 +8,8 @@
 A run goes through lmms-eval's Python API (``evaluator.simple_evaluate``, results and samples saved as the CLI
 saves them) into ``OUTPUT/<preset>/<benchmark>/``, next to ``reproduce.json``: the preset, backend, model and
 generation arguments (never an API key), lmms-eval/torch/transformers/vLLM versions, the data location and revision
-(the results file's ``lmms_agentic.data`` provenance), seeds, world size and the command line. The comparison
+(the results file's ``lmms_agentic.data`` provenance), the judge configuration (also written into the results file
+as ``lmms_agentic.judge`` for ``rescore``; never the key), seeds, world size and the command line. The comparison
 (``report.published``: every comparable published number, the difference and a tolerance from both sides'
 sampling error; match / MISS / inconclusive, or not comparable with the reason) is printed and saved as
 ``comparison.md``, with the reasons rows are missing and a warning when the run is another model
@@ -100,6 +101,17 @@ def evaluate(model: Any, model_args: str, tasks: Sequence[str], output: Path, *,
     if not found:
         raise ReproduceError(f"lmms-eval wrote no {stamp}_results.json under {output}")
     return found[-1]
+
+
+def record_judge(results_file: Path) -> dict[str, Any]:
+    """Add the judge configuration in effect (no key; None without a judge) to the results file as
+    ``lmms_agentic.judge``, for ``rescore`` to reuse; returns the results."""
+    from lmms_agentic.reproduce.judging import record_from_env
+
+    results: dict[str, Any] = json.loads(results_file.read_text(encoding="utf-8"))
+    results.setdefault("lmms_agentic", {})["judge"] = record_from_env()
+    results_file.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
+    return results
 
 
 def _prepare(preset: Preset, backend: Backend, output: Path, base_url: str | None, weights: str | None
@@ -197,8 +209,9 @@ def _evaluate_into(folder: Path, preset: Preset, benchmark: str, backend: Backen
                             limit=limit, response_cache=response_cache)
     if results_file is None or _rank() != 0:
         return None
-    results = json.loads(results_file.read_text(encoding="utf-8"))
+    results = record_judge(results_file)
     manifest["data"]["provenance"] = (results.get("lmms_agentic") or {}).get("data")
+    manifest["judge"] = results["lmms_agentic"]["judge"]
     manifest.update(finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), results_file=str(results_file))
     from lmms_agentic.report.runs import RUN_MANIFEST
 

@@ -218,3 +218,19 @@ def test_rescore_names_the_missing_data_record(tmp_path: Path, monkeypatch: pyte
     assert cli.main(["rescore", str(tmp_path / "run"), "--output", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert "does not record where its data came from" in err and "LMMS_AGENTIC_DATA as for the run" in err
+
+
+def test_reproduce_runs_record_their_judge_for_rescore(tmp_path: Path, no_judge_env: None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from lmms_agentic.reproduce.command import record_judge
+
+    results_file = write_agentx_run(tmp_path / "run", [0.75, 0.5])
+    monkeypatch.setenv("LMMS_AGENTIC_JUDGE_BASE_URL", "http://judge.internal:8000/v1")
+    monkeypatch.setenv("LMMS_AGENTIC_JUDGE_MODEL", "gpt-4o-2024-08-06")
+    monkeypatch.setenv("LMMS_AGENTIC_JUDGE_API_KEY", "sk-never-stored")
+    record_judge(results_file)
+    assert "sk-never-stored" not in results_file.read_text()
+    for name in ("LMMS_AGENTIC_JUDGE_BASE_URL", "LMMS_AGENTIC_JUDGE_MODEL", "LMMS_AGENTIC_JUDGE_API_KEY"):
+        monkeypatch.delenv(name)
+    choice = judging.choose(load_run(tmp_path / "run"))
+    assert choice.source == "run" and choice.record == JUDGE
