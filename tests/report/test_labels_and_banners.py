@@ -104,6 +104,15 @@ def test_a_partial_run_gets_a_banner_and_a_watermark(tmp_path: Path, charts: lis
     _api_run(tmp_path / "b", "model_version=acme-vlm-large", counts)
     assert write_report(tmp_path / "b")[1].startswith(
         "> **PARTIAL RUN — fewer items evaluated than the tasks have (agentvqa_games 4 of 40)")
+    local = {"lmms_agentic": {"data": {"agentvqa": {"kind": "local", "chosen_by": "LMMS_AGENTIC_DATA=/data",
+                                                    "usable_rows": 900, "expected_rows": 1000}}}}
+    _api_run(tmp_path / "c", "model_version=acme-vlm-large", local)
+    assert write_report(tmp_path / "c")[1].startswith(
+        "> **PARTIAL DATA — agentvqa: 900 of 1,000 rows read (LMMS_AGENTIC_DATA=/data)")
+    full = {"lmms_agentic": {"data": {"agentvqa": {"kind": "hub", "usable_rows": 1000, "expected_rows": 1000}}}}
+    _api_run(tmp_path / "d", "model_version=acme-vlm-large", full)
+    assert write_report(tmp_path / "d")[1].startswith("# lmms-agentic run report")
+    assert charts[-1]["watermark"] is None
 
 
 def test_the_terminal_repeats_the_banner_under_the_path(tmp_path: Path) -> None:
