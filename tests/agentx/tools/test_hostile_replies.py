@@ -13,7 +13,7 @@ from PIL import Image
 
 from lmms_agentic.tasks.agentx.tools import hooks, protocol
 from lmms_agentic.tasks.agentx.tools import runtime as runtime_module
-from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput
+from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput, ToolUnavailable
 from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
 
 DOC = {"gt_steps_flat_json": "[]"}
@@ -171,3 +171,19 @@ def test_a_hostile_episode_is_scored_by_process_results(runtime: ToolRuntime) ->
     assert sample["execution"]["steps"] == len(replies) and sample["execution"]["invalid_replies"] >= 5
     assert sample["episode_error"] is None and sample["rounds"][-1]["kind"] == "final"
     json.dumps(sample, ensure_ascii=False, default=str).encode("utf-8")
+
+
+def test_an_unavailable_tool_is_unavailable_and_not_memoised(runtime: ToolRuntime,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+
+    def unavailable(tool: str, *args: Any, **kwargs: Any) -> ToolOutput:
+        calls.append(tool)
+        raise ToolUnavailable("no sandbox here")
+
+    monkeypatch.setattr(runtime_module, "run_local", unavailable)
+    runtime.clear_memo()
+    for _ in range(2):
+        entry, _ = _step('{"tool": "Calculator", "arguments": {"expression": "2+3"}}', runtime)
+        assert entry["status"] == "unavailable" and not entry["cached"] and "no sandbox here" in entry["observation"]
+    assert calls == ["Calculator", "Calculator"] and runtime.memo_size() == (0, 0)

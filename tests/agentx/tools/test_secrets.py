@@ -224,3 +224,10 @@ def test_output_images_are_capped_on_every_backend(backend: str, monkeypatch: py
     assert refused.status == "error" and refused.image is None and "limited to 16,777,216 pixels" in refused.text
     same_size = runtime.execute(DOC, _call(tool, arguments), [big])  # never larger than the largest input: kept
     assert same_size.status == "ok" and same_size.image is big
+
+
+@pytest.mark.parametrize("setting", ["soon", "0", "-1", "inf"])
+def test_a_bad_vlm_timeout_names_its_variable(setting: str) -> None:
+    seen = _describe({"LMMS_AGENTIC_AGENTX_VLM_BASE_URL": "http://127.0.0.1:9/v1", "LMMS_AGENTIC_AGENTX_VLM_MODEL": "m",
+                      "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT": setting})
+    assert seen.status == "error" and "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT" in seen.text
