@@ -192,18 +192,25 @@ class _Server(ThreadingHTTPServer):
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self._connections.acquire(blocking=False):
-            body = b'{"error": "too many open connections; try again"}'
-            with contextlib.suppress(OSError):
-                request.settimeout(1.0)
-                request.sendall(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-                                b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
-            self.shutdown_request(request)
+            self._refuse(request, "too many open connections; try again")
             return
         try:
             super().process_request(request, client_address)
+        except RuntimeError:  # no thread can be started (a process or cgroup thread limit)
+            self._connections.release()
+            self._refuse(request, "the tool server cannot take another connection now; try again")
         except BaseException:
             self._connections.release()
             raise
+
+    def _refuse(self, request: Any, message: str) -> None:
+        """A 503 JSON written from the accepting thread (a few bytes into an empty socket buffer), then close."""
+        body = json.dumps({"error": message}).encode()
+        with contextlib.suppress(OSError):
+            request.settimeout(1.0)
+            request.sendall(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                            b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+        self.shutdown_request(request)
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
