@@ -279,7 +279,7 @@ def _execute(doc: Mapping[str, Any], call: BoundCall, state: Mapping[str, Any], 
              runtime: ToolRuntime) -> dict[str, Any]:
     used = [entry["gold_step"] for entry in state["rounds"] if entry.get("gold_step") is not None]
     try:
-        observed = runtime.execute(doc, call, visuals, used)
+        observed = runtime.execute(doc, call, visuals, used, n_inputs=int(state["n_inputs"]))
     except Exception as err:  # the runtime answers every failure itself; this is the last line of defence
         return {"arguments": dict(call.arguments), "valid": True, "status": "error",
                 "observation": f"Error: {call.tool} failed ({err.__class__.__name__})"}

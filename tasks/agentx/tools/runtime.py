@@ -295,7 +295,7 @@ class ToolRuntime:
                            "max_output_pixels": MAX_OUTPUT_PIXELS, "max_observation_chars": MAX_OBSERVATION}}
 
     def _run(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
-             used: Sequence[int]) -> tuple[ToolOutput, int | None]:
+             used: Sequence[int], n_inputs: int | None) -> tuple[ToolOutput, int | None]:
         limits = LIMITS.get(call.tool, DEFAULT_LIMITS)
         if backend == "local":
             return run_local(call.tool, call.arguments, images, sandbox=self.sandbox(), ocr=self._ocr,
@@ -305,7 +305,7 @@ class ToolRuntime:
         if backend == "remote":
             assert self.config.server_url is not None
             return call_remote(self.config.server_url, call, images, limits.wall_s), None
-        found = replay_backend.replay(doc, call.tool, call.arguments, used)
+        found = replay_backend.replay(doc, call.tool, call.arguments, used, images=call.images, n_inputs=n_inputs)
         if found is None:
             raise ReplayMiss(replay_backend.unavailable(call.tool))
         position, text = found
@@ -314,16 +314,17 @@ class ToolRuntime:
         return ToolOutput(text), position
 
     def execute(self, doc: Mapping[str, Any], call: BoundCall, visuals: Sequence[Image.Image],
-                used_gold_steps: Sequence[int] = ()) -> Observation:
+                used_gold_steps: Sequence[int] = (), n_inputs: int | None = None) -> Observation:
         """Run one call under its wall-clock limit; every failure is an observation.  Concurrent identical local
-        calls run once (the others wait for its memo entry)."""
+        calls run once (the others wait for its memo entry).  `n_inputs`: how many of `visuals` are the task's own
+        inputs (replay matches only those; None: read from the document)."""
         backend = self.config.backends[call.tool]
         images = {name: visuals[index] for name, index in call.images.items()}
         if backend == "local":
             key = _memo_key(call, images)  # hashed once per call: the images' pixels are the costly part
             with self._exclusive(key):
-                return self._execute(doc, call, images, backend, used_gold_steps, key)
-        return self._execute(doc, call, images, backend, used_gold_steps, None)
+                return self._execute(doc, call, images, backend, used_gold_steps, key, n_inputs)
+        return self._execute(doc, call, images, backend, used_gold_steps, None, n_inputs)
 
     def _observe(self, text: str, status: str, backend: str, started: float, image: Image.Image | None = None,
                  gold: int | None = None, cached: bool = False) -> Observation:
@@ -334,7 +335,7 @@ class ToolRuntime:
         return Observation(text, status, backend, time.perf_counter() - started, image, gold, cached)
 
     def _execute(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
-                 used_gold_steps: Sequence[int], key: str | None) -> Observation:
+                 used_gold_steps: Sequence[int], key: str | None, n_inputs: int | None = None) -> Observation:
         limit = LIMITS.get(call.tool, DEFAULT_LIMITS).wall_s
         started = time.perf_counter()
         hit = self._memo.get(key) if key is not None else None
@@ -342,7 +343,7 @@ class ToolRuntime:
             return self._observe(hit[0].text, hit[1], backend, started, hit[0].image, cached=True)
         try:
             _check_inputs(call, images)
-            future = self._pool.submit(self._run, doc, call, images, backend, tuple(used_gold_steps))
+            future = self._pool.submit(self._run, doc, call, images, backend, tuple(used_gold_steps), n_inputs)
             grace = SANDBOX_GRACE_S if backend == "local" and call.tool in SANDBOXED_TOOLS else 0.0
             failure = future.exception(timeout=limit + grace)
             if failure is not None:
