@@ -243,8 +243,9 @@ def popen(workdir: str, argv: list[str], *, stdin: int, stdout: int, stderr: int
             os.close(write)
 
 
-def worker_argv() -> list[str]:
-    return [layout().python, "-I", "-S", "-B", f"{SANDBOX_LIB}/sandbox_worker.py", SANDBOX_SITE]
+def worker_argv(light: bool = False) -> list[str]:
+    return [layout().python, "-I", "-S", "-B", f"{SANDBOX_LIB}/sandbox_worker.py", "--site", SANDBOX_SITE,
+            *(["--light"] if light else [])]
 
 
 def make_workdir() -> str:

@@ -12,7 +12,8 @@ The result is data: one JSON line read with a byte cap and a deadline, validated
 header and pixel count checked before it is decoded); it names no paths.
 Where bubblewrap is missing or cannot start, the tools are unavailable (`SandboxResult.unavailable`, a warning
 once); `LMMS_AGENTIC_AGENTX_UNSAFE_NO_SANDBOX=1` runs them unisolated instead (audit hook, rlimits and a network
-namespace where `unshare` works), loudly.  Workers are started ahead of time with sympy and matplotlib imported.
+namespace where `unshare` works), loudly.  Workers are started ahead of time with sympy and matplotlib imported;
+Calculator's workers are standard-library only (`--light`), so a drained pool refills in tens of milliseconds.
 """
 
 from __future__ import annotations
@@ -95,15 +96,16 @@ def _unsafe_roots() -> list[str]:
 class _Worker:
     """One started worker process and its own empty working folder."""
 
-    def __init__(self, isolated: bool) -> None:
+    def __init__(self, isolated: bool, light: bool) -> None:
         self.workdir = isolation.make_workdir()
         if isolated:
-            self.process = isolation.popen(self.workdir, isolation.worker_argv(), stdin=subprocess.PIPE,
+            self.process = isolation.popen(self.workdir, isolation.worker_argv(light), stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                            env={"PATH": "/usr/bin:/bin"}, cwd=self.workdir)
         else:
             env = {**isolation.ENVIRONMENT, "HOME": self.workdir, "MPLCONFIGDIR": os.path.join(self.workdir, ".mpl")}
-            self.process = subprocess.Popen([*_namespace_prefix(), sys.executable, "-I", str(WORKER)], env=env,
+            argv = [*_namespace_prefix(), sys.executable, "-I", str(WORKER), *(["--light"] if light else [])]
+            self.process = subprocess.Popen(argv, env=env,
                                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                             cwd=self.workdir, start_new_session=True, close_fds=True)
 
@@ -213,10 +215,11 @@ class Sandbox:
             _warned.add(self.reason)
             log.warning("the code tools are unavailable: %s", unavailable_text(self.reason))
         self.warm = max(0, warm) if self.isolated or self.unsafe else 0
-        self._ready: queue.Queue[_Worker] = queue.Queue()
+        self._ready: dict[bool, queue.Queue[_Worker]] = {False: queue.Queue(), True: queue.Queue()}
         self._closed = False
-        for _ in range(self.warm):
-            self._ready.put(_Worker(self.isolated))
+        for light in (False, True):
+            for _ in range(self.warm):
+                self._ready[light].put(_Worker(self.isolated, light))
 
     def available(self) -> bool:
         return self.isolated or self.unsafe
@@ -239,13 +242,13 @@ class Sandbox:
             out.update(network_namespace=" ".join(_namespace_prefix()) or None, nproc_enforced=os.geteuid() != 0)
         return out
 
-    def _take(self) -> _Worker:
+    def _take(self, light: bool) -> _Worker:
         try:
-            worker = self._ready.get_nowait()
+            worker = self._ready[light].get_nowait()
         except queue.Empty:
-            worker = _Worker(self.isolated)
+            worker = _Worker(self.isolated, light)
         if self.warm and not self._closed:
-            self._ready.put(_Worker(self.isolated))
+            self._ready[light].put(_Worker(self.isolated, light))
         return worker
 
     def run(self, mode: str, code: str, limits: Limits) -> SandboxResult:
@@ -253,7 +256,7 @@ class Sandbox:
         value) under `limits`."""
         if not self.available():
             return SandboxResult(False, "", unavailable_text(self.reason or "unknown"), unavailable=True)
-        worker = self._take()
+        worker = self._take(light=mode == "calculator")
         try:
             return self._exchange(worker, mode, code, limits)
         finally:
@@ -292,8 +295,9 @@ class Sandbox:
 
     def close(self) -> None:
         self._closed = True
-        while True:
-            try:
-                self._ready.get_nowait().kill()
-            except queue.Empty:
-                return
+        for ready in self._ready.values():
+            while True:
+                try:
+                    ready.get_nowait().kill()
+                except queue.Empty:
+                    break

@@ -1,10 +1,11 @@
 """Child side of the code sandbox (`sandbox.py`): run as a script, never imported by the plugin.
 
-Under bubblewrap it runs as ``python -I -S /sandbox/lib/sandbox_worker.py /sandbox/site`` (the synthetic site
-folder is its only third-party path); with the unsafe opt-in as ``python -I sandbox_worker.py`` on the host.
+Under bubblewrap it runs as ``python -I -S -B /sandbox/lib/sandbox_worker.py --site /sandbox/site`` (the synthetic
+site folder is its only third-party path); with the unsafe opt-in as ``python -I sandbox_worker.py`` on the host.
+``--light`` starts a Calculator-only worker (standard library only, no warm-up).
 Lifecycle of one worker process (one job, then it exits, so no state leaks between calls):
-1. import sympy, numpy and matplotlib (Agg) and render a throw-away figure (fonts and caches load now); print
-   ``ready``;
+1. (not ``--light``) import sympy, numpy and matplotlib (Agg) and render a throw-away figure (fonts and caches
+   load now); print ``ready``;
 2. read one JSON job line from stdin: ``{"mode": "solver"|"plotter"|"calculator", "code", "workdir", "cpu_s",
    "mem_bytes", "read_roots", "audit_hook"}``;
 3. lower its own resource limits (CPU seconds, address space, file size, open files, processes, no core file),
@@ -21,6 +22,7 @@ from __future__ import annotations
 import ast
 import base64
 import contextlib
+import importlib
 import importlib.util
 import io
 import json
@@ -32,15 +34,19 @@ import traceback
 from types import ModuleType
 from typing import Any, BinaryIO
 
-if len(sys.argv) > 1:
-    sys.path.insert(0, sys.argv[1])
+LIGHT = "--light" in sys.argv  # a Calculator-only worker: standard library only, starts in tens of milliseconds
+if "--site" in sys.argv:
+    sys.path.insert(0, sys.argv[sys.argv.index("--site") + 1])
 
-import matplotlib
+plt: Any = None
+sympy: Any = None
+if not LIGHT:
+    import matplotlib
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-import numpy  # noqa: F401
-import sympy
+    matplotlib.use("Agg")
+    plt = importlib.import_module("matplotlib.pyplot")
+    importlib.import_module("numpy")
+    sympy = importlib.import_module("sympy")
 
 MAX_OUTPUT = 4096
 MAX_SIDE_PX = 4000
@@ -169,6 +175,8 @@ def _execute(job: dict[str, Any], result: dict[str, Any]) -> None:
         except calculator.CalculatorError as err:
             result.update(ok=False, error=str(err)[:MAX_OUTPUT])
         return
+    if LIGHT:
+        raise ValueError(f"a calculator-only worker cannot run mode {mode!r}")
     result["output"] = _run(mode, str(job["code"]))
     if mode == "plotter":
         try:
@@ -193,7 +201,8 @@ def _captured(capture: BinaryIO) -> str:
 
 def main() -> None:
     out = sys.stdout
-    _warm_up()
+    if not LIGHT:
+        _warm_up()
     out.write("ready\n")
     out.flush()
     job = json.loads(sys.stdin.readline())
