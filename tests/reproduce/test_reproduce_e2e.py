@@ -39,4 +39,14 @@ def test_smoke_preset_runs_compares_and_reports(tmp_path: Path) -> None:
 
     write_run(tmp_path / "other", lambda b, d, i: True, model_args="model=Qwen/Qwen3-VL-8B-Instruct")
     _, text = write_multi_report([folder, tmp_path / "other"], tmp_path / "report", n_boot=50)
-    assert "| tiny_qwen3_vl |" in text and "| qwen3_vl_8b |" in text and "smoke-test / baseline models" in text
+    # runs labelled by preset / model id; the mini-split run carries a banner and a tag in every table row, the other
+    # run neither; the smoke preset is named as a baseline
+    lines = text.splitlines()
+    rows, banners = [x for x in lines if x.startswith("| ")], [x for x in lines if x.startswith("> **")]
+    tiny, other = [r for r in rows if "tiny_qwen3_vl" in r], [r for r in rows if "qwen3_vl_8b" in r]
+    assert tiny and all(r.startswith("| tiny_qwen3_vl [mini split] | ") for r in tiny), tiny
+    assert other and all(r.startswith("| qwen3_vl_8b | ") for r in other), other
+    assert "| tiny_qwen3_vl [mini split] | 0.0 " in text and "| qwen3_vl_8b | 100.0 " in text
+    assert text.startswith("> **SMOKE DATA — tiny_qwen3_vl: mini split of agentvqa")
+    assert banners and not any("qwen3_vl_8b" in b for b in banners), banners
+    assert "- **smoke-test / baseline models** (tiny_qwen3_vl): " in text
