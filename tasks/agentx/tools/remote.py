@@ -214,6 +214,16 @@ def _output(body: bytes) -> ToolOutput:
         raise ToolError(f"the reply's image was refused: {err}") from None
 
 
+def _send(connection: _Connection | _TlsConnection, path: str, body: bytes, headers: Mapping[str, str]) -> None:
+    """Send the request; a server that refuses it early (401, 413) and closes while the body is still going out
+    has its reply read all the same (`getresponse` raises the original error if there is none)."""
+    try:
+        connection.request("POST", path, body, dict(headers))
+    except (BrokenPipeError, ConnectionResetError):
+        if connection.raw is None:
+            raise
+
+
 def call_remote(url: str, call: BoundCall, images: Mapping[str, Image.Image], timeout: float,
                 max_reply: int = MAX_MESSAGE_BYTES) -> ToolOutput:
     """The `remote` backend: one call sent to a tool server within `timeout` seconds in all; every failure is a
@@ -238,7 +248,7 @@ def call_remote(url: str, call: BoundCall, images: Mapping[str, Image.Image], ti
     path = f"{parts.path.rstrip('/')}/v1/tools/{urllib.parse.quote(call.tool)}"
     connection = _connection(parts, deadline)
     try:
-        connection.request("POST", path, body, headers)
+        _send(connection, path, body, headers)
         response = connection.getresponse()
         reply = _read_reply(response, deadline, max_reply)
     except ToolError as err:

@@ -56,6 +56,7 @@ from lmms_agentic.tasks.agentx.tools.server_http import (
 )
 
 DEFAULT_PORT = 8765
+_LINGER_S, _LINGER_BYTES = 2.0, 8 << 20
 _PREFIX = "/v1/tools"
 Reply = tuple[int, Mapping[str, Any]]
 
@@ -87,8 +88,23 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(body)
+            if status >= 400:
+                self._linger()
         except OSError:  # the client is gone or does not read its reply
             return
+
+    def _linger(self) -> None:
+        """After a refusal, read and drop what the client is still sending (bounded in bytes and time) before the
+        close: closing on unread bytes resets the connection, and the reset can destroy the reply in transit."""
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_WR)
+        ends, left = time.monotonic() + _LINGER_S, _LINGER_BYTES
+        while left > 0 and (wait := ends - time.monotonic()) > 0:
+            self.connection.settimeout(wait)
+            chunk = self.connection.recv(min(left, 1 << 16))
+            if not chunk:
+                return
+            left -= len(chunk)
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own refusals (bad request line, oversized headers, unknown method) as JSON."""
@@ -170,7 +186,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    request_queue_size = 128
+    request_queue_size = 1024  # the listen backlog: a burst of connections is queued, not dropped
 
     def __init__(self, address: tuple[str, int], runtime: ToolRuntime, token: str, limits: ServerLimits) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lmms_agentic.judges.secrets import redactor
 from lmms_agentic.tasks.agentx.tools import server as server_module
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.local import ToolError
@@ -208,7 +209,7 @@ def test_an_exception_in_a_handler_is_a_500_json_and_replies_are_redacted(
         return Observation(f"the token is {TOKEN} and the env is {os.environ.get('SOME_API_KEY')}", "ok", "local", 0)
 
     monkeypatch.setenv("SOME_API_KEY", "sk-very-secret-value-123")
-    monkeypatch.setattr(served.httpd, "redact", server_module.redactor(TOKEN))  # as if started with this env
+    monkeypatch.setattr(served.httpd, "redact", redactor(TOKEN))  # as if started with this env
     monkeypatch.setattr(served.httpd.runtime, "execute", leaky)
     status, body = _exchange(_port(served), _post("/v1/tools/Calculator", b'{"arguments": {"expression": "1"}}'))
     assert status == 200 and TOKEN not in json.dumps(body) and "sk-very-secret" not in json.dumps(body)
@@ -498,3 +499,16 @@ def test_the_command_help_and_its_options_match_the_module_entry_point(tmp_path:
     tool_server.add_arguments(ours)
     server_module.add_arguments(theirs)
     assert {a.dest: a.default for a in ours._actions} == {a.dest: a.default for a in theirs._actions}
+
+
+def test_the_client_reads_an_early_refusal_of_a_large_body(monkeypatch: pytest.MonkeyPatch) -> None:
+    limits = ServerLimits(max_body=1 << 20, inflight_bytes=1 << 20)
+    server = ToolServer(_runtime(), token=TOKEN, limits=limits).start()
+    try:
+        noise = Image.frombytes("RGB", (1000, 1000), os.urandom(3_000_000))  # a PNG of about 3 MB
+        for token, status in ((TOKEN, "413"), ("wrong-token-0123456789", "401")):
+            monkeypatch.setenv(ENV_TOKEN, token)
+            with pytest.raises(ToolError, match=f"answered {status}"):
+                call_remote(server.url, _call("OCR", {"image": "image_1"}, 1), {"image": noise}, timeout=20.0)
+    finally:
+        server.stop()
