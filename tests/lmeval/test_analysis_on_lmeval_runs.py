@@ -23,7 +23,7 @@ from . import loopback
 from .conftest import HarnessRun, _env, _run, lmeval_tasks_dir
 
 pytestmark = pytest.mark.e2e
-pytest.importorskip("lm_eval", reason="pip install lmms-agentic[lmeval]")
+pytest.importorskip("lm_eval", reason="pip install -e '.[lmeval]'")
 TASKS = ["robovista", "agentvqa_perm5", "agentx"]
 
 

@@ -43,7 +43,7 @@ from .isolation import run_isolated
 
 pytestmark = pytest.mark.e2e
 for _tool in ("lm_eval", "black", "isort"):
-    pytest.importorskip(_tool, reason="pip install lmms-agentic[lmeval,export]")
+    pytest.importorskip(_tool, reason="pip install -e '.[lmeval,export]'")
 PACKAGES = {"lmms-eval": "lmms_eval.tasks", "lm-eval": "lm_eval.tasks"}
 HARNESS_GIT = os.environ.get("LM_EVAL_HARNESS_GIT_DIR", "")
 """A clone (or bare git dir) of lm-evaluation-harness to compare the embedded ruff settings with (optional)."""

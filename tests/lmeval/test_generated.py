@@ -61,7 +61,7 @@ def test_every_task_and_group_has_a_translation_with_importable_hooks() -> None:
 
 
 def test_lm_eval_indexes_every_task_and_group() -> None:
-    TaskManager = pytest.importorskip("lm_eval.tasks", reason="pip install lmms-agentic[lmeval]").TaskManager
+    TaskManager = pytest.importorskip("lm_eval.tasks", reason="pip install -e '.[lmeval]'").TaskManager
 
     manager = TaskManager(include_path=tasks_dir(), include_defaults=False)
     assert not set(NAMES) - set(manager.all_tasks)
@@ -81,7 +81,7 @@ def test_what_lm_eval_cannot_run_is_listed_with_its_reason_not_generated() -> No
 @pytest.mark.parametrize("task", ["robovista_icl_seed0", "agentvqa_egocentric_videos", "agentx_text_answer",
                                   "robovista_cot_circular"])
 def test_a_task_builds_under_lm_eval_with_one_placeholder_per_image(task: str, mini_env: None) -> None:
-    TaskManager = pytest.importorskip("lm_eval.tasks", reason="pip install lmms-agentic[lmeval]").TaskManager
+    TaskManager = pytest.importorskip("lm_eval.tasks", reason="pip install -e '.[lmeval]'").TaskManager
 
     manager = TaskManager(include_path=tasks_dir(), include_defaults=False, metadata={"max_images": 64})
     loaded: Any = manager.load([task])

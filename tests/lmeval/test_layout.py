@@ -27,8 +27,8 @@ from lmms_agentic.lmeval import generate, runtime, tasks_dir
 from lmms_agentic.lmeval.bridge import IMAGE_TOKEN, as_doc
 from lmms_agentic.lmeval.sources import all_sources
 
-lm_eval_tasks = pytest.importorskip("lm_eval.tasks", reason="pip install lmms-agentic[lmeval]")
-api_models = pytest.importorskip("lm_eval.models.api_models", reason="pip install lmms-agentic[lmeval]")
+lm_eval_tasks = pytest.importorskip("lm_eval.tasks", reason="pip install -e '.[lmeval]'")
+api_models = pytest.importorskip("lm_eval.models.api_models", reason="pip install -e '.[lmeval]'")
 TASKS = sorted(s.name for sources in all_sources().values() for s in sources if not s.is_group
                and s.name not in generate.unsupported(sources))
 Part = tuple[str, Any]

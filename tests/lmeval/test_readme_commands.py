@@ -22,7 +22,7 @@ from . import loopback
 from .conftest import OFFLINE
 
 pytestmark = pytest.mark.e2e
-pytest.importorskip("lm_eval", reason="pip install lmms-agentic[lmeval]")
+pytest.importorskip("lm_eval", reason="pip install -e '.[lmeval]'")
 README = Path(__file__).resolve().parents[2] / "README.md"
 GROUPS = ("robovista", "agentvqa", "agentx")
 CPU = ["--limit", "2", "--gen_kwargs", "max_gen_toks=4"]

@@ -41,7 +41,7 @@ def _thin_notes(benchmark: Benchmark, harness: str, where: str) -> str:
     dependencies = f" {own.DEPENDENCY_NOTES[harness]}" if harness in own.DEPENDENCY_NOTES else ""
     revision = (f"pinned to `{benchmark.source.revision}`" if benchmark.source.revision else
                 "`main` in `_default_template_yaml` (a TODO comment marks it): replace it with the dataset's "
-                f"current commit (`huggingface-cli repo info {benchmark.source.hub_id} --repo-type dataset`)"
+                f"current commit (`hf datasets info {benchmark.source.hub_id} --expand sha`)"
                 + (f", and `REVISION` in `utils.py` ({own.MEDIA_AT_REVISION}) with it" if own.MEDIA_AT_REVISION
                    else ""))
     steps = own.PR_STEPS
@@ -62,7 +62,7 @@ Checks, in a checkout of {harness} with these files in place:
 
 Still needed before opening the pull request:
 
-- dataset access: `{benchmark.source.hub_id}` must be reachable (`huggingface-cli login` and accept its terms if it
+- dataset access: `{benchmark.source.hub_id}` must be reachable (`hf auth login` and accept its terms if it
   is gated); the revision is {revision};
 - a full run on a public model (drop `--limit 8` above) whose headline number is within the published margin
   (README "Published numbers"), attached to the pull request with its `results.json`;
