@@ -1,8 +1,9 @@
 """Judge endpoint configuration, named presets and secret handling.
 
 Owns: ``JudgeConfig`` (everything the client needs, built from arguments or the environment), the preset
-registry (alias -> dated snapshot at temperature 0), ``Secret`` (an API key that never prints) and
-``redact``.  The environment is read only in ``JudgeConfig.from_env`` (never at import).
+registry (alias -> dated snapshot at temperature 0), ``Secret`` (an API key that never prints), ``redact`` and
+``judge_record`` (the judge as a run's results record it, for ``rescore`` to reuse).  The environment is read only
+in ``JudgeConfig.from_env`` (never at import).
 
 Environment variables (all optional; precedence: explicit argument > variable > preset > default):
 
@@ -59,6 +60,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .secrets import Redactor, url_secrets
+
 __all__ = [
     "DECODINGS",
     "DEFAULT_CACHE_DIR",
@@ -69,6 +72,7 @@ __all__ = [
     "Secret",
     "env_flag",
     "get_preset",
+    "judge_record",
     "mask_url",
     "redact",
 ]
@@ -374,3 +378,18 @@ class JudgeConfig:
         if "cache_dir" in overrides:  # an explicit cache_dir=None turns the cache off
             values["cache_dir"] = overrides["cache_dir"]
         return cls(**values)
+
+
+def judge_record(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """The judge configured in ``environ`` (default ``os.environ``) as a run's results store it under
+    ``lmms_agentic.judge``: preset, base_url, model, decoding, temperature, api_version.  Never the key: credentials
+    in the URL become ``***`` (user-info and key-like parameters, plus the key and the URL's secrets by value).
+    None when no judge is configured; a malformed setting raises as ``JudgeConfig.from_env`` does."""
+    config = JudgeConfig.from_env(environ)
+    if not config.configured:
+        return None
+    base_url = config.base_url or ""
+    record = {"preset": config.preset, "base_url": redact(mask_url(base_url), [config.key]), "model": config.model,
+              "decoding": config.decoding, "temperature": config.temperature, "api_version": config.api_version}
+    secrets = url_secrets(base_url) + ([config.key] if config.key else [])
+    return dict(Redactor(secrets).data(record))

@@ -9,10 +9,11 @@ before it builds its `TaskManager`. `register()` is that entry point: it registe
 wraps `TaskManager.initialize_tasks` so that our task folder is appended to every task index.
 
 Two more adjustments, made at the same moment and under the same guard:
-- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "lmms_eval", "data"}}` to every
-  results file (lmms-eval's release beside ours, since its `lmms_eval_version` is the launch folder's git commit);
-  what data each of our benchmarks actually used (Hub id and resolved commit, or local path and fingerprint; rows,
-  excluded records, schema override; `adapters.provenance`).
+- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "lmms_eval", "data", "judge"}}` to
+  every results file (lmms-eval's release beside ours, since its `lmms_eval_version` is the launch folder's git commit);
+  the judge configuration when one is set (never its key; `rescore` reuses it); what data each of our benchmarks
+  actually used (Hub id and resolved commit, or local path and fingerprint; rows, excluded records, schema
+  override; `adapters.provenance`).
 - `ConfigurableTask.download` (which runs `process_docs`) is wrapped by lmms-eval in a retry of 5 attempts (2 s
   apart): a data or record error of ours is deterministic, so it is not retried and reaches the user once, with the
   benchmark, record, field and fix in its message.
@@ -263,10 +264,18 @@ def _record_data_in_results() -> None:
     def save_results_aggregated(self: Any, results: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         from lmms_agentic import __version__
         from lmms_agentic.adapters import provenance
+        from lmms_agentic.judges.config import judge_record
 
         used = provenance.used()
         if used:
             results["lmms_agentic"] = {"version": __version__, "lmms_eval": _lmms_eval_version(), "data": used}
+            try:
+                judge = judge_record()
+            except (ValueError, KeyError) as exc:  # a malformed judge setting already stopped the judged tasks
+                log.warning("judge configuration not recorded in the results (%s)", exc)
+                judge = None
+            if judge is not None:  # never the key (judges.config.judge_record)
+                results["lmms_agentic"]["judge"] = judge
         return original(self, results, *args, **kwargs)
 
     setattr(save_results_aggregated, _WRAPPED_MARKER, True)

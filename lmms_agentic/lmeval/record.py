@@ -11,26 +11,13 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
 log = logging.getLogger(__name__)
 RESULTS_KEY = "lmms_agentic"
 _MARKER = "_lmms_agentic_record"
-
-
-def judge_record(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """The judge configuration in effect (None when no judge is configured): no key, credentials masked."""
-    from lmms_agentic.judges.config import JudgeConfig, mask_url, redact
-
-    config = JudgeConfig.from_env(os.environ if environ is None else environ)
-    if not config.configured:
-        return None
-    return {"preset": config.preset, "base_url": redact(mask_url(config.base_url or ""), [config.key]),
-            "model": config.model, "decoding": config.decoding, "temperature": config.temperature,
-            "api_version": config.api_version}
 
 
 def _version(distribution: str) -> str:
@@ -44,6 +31,7 @@ def run_record() -> dict[str, Any] | None:
     """``{"version", "lm_eval", "data", "judge"}`` for this process (None when no benchmark's data was loaded)."""
     from lmms_agentic import __version__
     from lmms_agentic.adapters import provenance
+    from lmms_agentic.judges.config import judge_record
 
     used = provenance.used()
     if not used:

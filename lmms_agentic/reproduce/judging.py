@@ -1,7 +1,8 @@
 """The judge of a rescore: the run's own by default, so a replay scores the judged metrics as the run did.
 
 A run's results carry the judge configuration it used under ``lmms_agentic.judge`` (endpoint with credentials
-masked, model, preset, decoding, temperature; never the key). ``rescore`` picks its judge with ``choose``:
+masked, model, preset, decoding, temperature; never the key), built by ``judges.config.judge_record`` for lmms-eval,
+lm-eval and reproduce runs alike. ``rescore`` picks its judge with ``choose``:
 
 - ``--judge none``: no judge; the judged metrics are left unscored (NaN), on purpose;
 - a judge set in the environment (``LMMS_AGENTIC_JUDGE_PRESET``, or ``_BASE_URL`` and ``_MODEL``) wins;
@@ -57,15 +58,11 @@ def describe(record: Mapping[str, Any]) -> str:
 
 
 def record_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """The configured judge as the results store it (None when none is configured): no key, credentials masked."""
-    from lmms_agentic.judges.config import JudgeConfig, mask_url, redact
+    """The configured judge as the results store it: ``judges.config.judge_record`` (the one builder), under the
+    name ``reproduce.command`` imports."""
+    from lmms_agentic.judges.config import judge_record
 
-    config = JudgeConfig.from_env(os.environ if environ is None else environ)
-    if not config.configured:
-        return None
-    return {"preset": config.preset, "base_url": redact(mask_url(config.base_url or ""), [config.key]),
-            "model": config.model, "decoding": config.decoding, "temperature": config.temperature,
-            "api_version": config.api_version}
+    return judge_record(os.environ if environ is None else environ)
 
 
 def stored(results: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -64,15 +64,23 @@ def test_the_runs_recorded_judge_is_reused_and_the_environment_wins(tmp_path: Pa
     assert mine.settings == {}
 
 
-def test_a_recorded_judge_never_holds_the_key(no_judge_env: None) -> None:
-    from lmms_agentic.lmeval.record import judge_record
+@pytest.mark.parametrize("env", [
+    {"LMMS_AGENTIC_JUDGE_BASE_URL": "http://judge.internal:8000/v1", "LMMS_AGENTIC_JUDGE_MODEL": "m-2024",
+     "LMMS_AGENTIC_JUDGE_API_VERSION": "2024-06", "LMMS_AGENTIC_JUDGE_API_KEY": "sk-not-recorded-123"},
+    {"LMMS_AGENTIC_JUDGE_PRESET": "gpt-4o", "LMMS_AGENTIC_JUDGE_DECODING": "as_released"},
+], ids=["endpoint", "preset"])
+def test_the_recorded_judge_is_the_judge_rescore_sets_again(env: dict[str, str], tmp_path: Path,
+                                                             no_judge_env: None) -> None:
+    """The builder's record, stored in a run, gives back the same judge through ``choose`` (field names agree)."""
+    from lmms_agentic.judges.config import judge_record
 
-    env = {"LMMS_AGENTIC_JUDGE_BASE_URL": "https://user:pw-secret@host/v1?api_key=sk-123",
-           "LMMS_AGENTIC_JUDGE_MODEL": "m", "LMMS_AGENTIC_JUDGE_API_KEY": "sk-123"}
-    record = judging.record_from_env(env)
-    assert record is not None and record == judge_record(env)
-    assert "sk-123" not in json.dumps(record) and "pw-secret" not in json.dumps(record)
-    assert judging.record_from_env({}) is None
+    record = judge_record(env)
+    assert record is not None and "sk-not-recorded-123" not in json.dumps(record)
+    choice = judging.choose(load_run(_judged_run(tmp_path / "run", record)))
+    assert choice.source == "run" and choice.record == record
+    replay: dict[str, str] = {}
+    judging.apply(choice, replay)
+    assert judge_record(replay) == record
 
 
 def test_a_masked_endpoint_asks_for_the_url(tmp_path: Path, no_judge_env: None) -> None:
