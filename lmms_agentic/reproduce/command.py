@@ -106,10 +106,10 @@ def evaluate(model: Any, model_args: str, tasks: Sequence[str], output: Path, *,
 def record_judge(results_file: Path) -> dict[str, Any]:
     """Add the judge configuration in effect (no key; None without a judge) to the results file as
     ``lmms_agentic.judge``, for ``rescore`` to reuse; returns the results."""
-    from lmms_agentic.reproduce.judging import record_from_env
+    from lmms_agentic.judges.config import judge_record
 
     results: dict[str, Any] = json.loads(results_file.read_text(encoding="utf-8"))
-    results.setdefault("lmms_agentic", {})["judge"] = record_from_env()
+    results.setdefault("lmms_agentic", {})["judge"] = judge_record(os.environ)
     results_file.write_text(json.dumps(results, indent=2, default=str) + "\n", encoding="utf-8")
     return results
 

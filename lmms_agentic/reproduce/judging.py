@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lmms_agentic.judges.config import judge_record
+
 if TYPE_CHECKING:
     from lmms_agentic.report.runs import Run
 
@@ -56,13 +58,6 @@ def describe(record: Mapping[str, Any]) -> str:
     preset = f" (preset {record['preset']}, {record.get('decoding') or 'pinned'})" if record.get("preset") else ""
     return f"{record.get('model')} at {record.get('base_url')}{preset}"
 
-
-def record_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
-    """The configured judge as the results store it: ``judges.config.judge_record`` (the one builder), under the
-    name ``reproduce.command`` imports."""
-    from lmms_agentic.judges.config import judge_record
-
-    return judge_record(os.environ if environ is None else environ)
 
 
 def stored(results: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -109,7 +104,7 @@ def choose(run: Run, option: str = "run", environ: Mapping[str, str] | None = No
         return Choice("none", None, clear)
     if option != "run":
         raise JudgeChoiceError(f"--judge {option!r}: expected one of {', '.join(CHOICES)}")
-    current = record_from_env(env)
+    current = judge_record(env)
     if current is not None:
         return Choice("environment", current, {})
     recorded = stored(run.results)

@@ -9,7 +9,7 @@
   `ruff check --add-noqa`, so the file passes the hooks without changing what the code does.
 
 `format_files` applies a style, `check_files` verifies it (both raise `FormattingError` with the tool's output).
-black and isort are Python dependencies of the export (`pip install lmms-agentic[lmeval]`); ruff is run as a
+black and isort are Python dependencies of the export (`pip install -e '.[export]'`); ruff is run as a
 command (`ruff` next to the interpreter, else on PATH).
 """
 

@@ -1,17 +1,22 @@
 """The `local` backend: the Agent-X tools that run on a CPU with no model download.
 
-- Calculator: one Python expression evaluated on a syntax tree (`calculator.py`: numbers, arithmetic, comparisons,
-  `math` names; no `eval`, attribute access or imports; exponents and factorials size-capped), in the sandbox so its
-  time and memory limits stop a costly expression.
-- Solver / CodePlotter: the model's Python code in the sandbox (`sandbox.py`); Solver returns what the code prints
-  (or `solution()`'s value, or the last expression's); CodePlotter returns the last figure (PNG, 100 dpi).
-  `SANDBOXED_TOOLS` need the sandbox: where it is unavailable they raise `ToolUnavailable`.
-- DrawBoundingBox / OverlayText: Pillow on a copy of the image; boxes are pixel `(x1, y1, x2, y2)`, origin top-left;
-  coordinates far outside the image are refused and any Pillow failure is a `ToolError`.
+Each follows Agent-X's tool metadata (`core/toolmeta.json`) and, where it is silent, GTA's implementation (agentlego),
+which the tools come from; the deliberate differences are listed in tasks/agentx/README.md.
+- Calculator: one Python expression with Python's semantics, as GTA's (`calculator.py`: `math` names bare or as
+  `math.<name>`, the result as `str()`, so `10/2` is `5.0` and `^` is XOR), evaluated on a syntax tree (no `eval`)
+  in the sandbox, whose time and memory limits stop a costly expression.
+- Solver / CodePlotter: the model's Python code (the first markdown fence's content) in the sandbox (`sandbox.py`);
+  both call `solution()` when the code defines it, as GTA's do.  Solver returns what the code prints and
+  `solution()`'s value (or the last expression's); CodePlotter the figure `solution()` returns, else the last figure
+  drawn (PNG, 100 dpi).  `SANDBOXED_TOOLS` need the sandbox: where it is unavailable they raise `ToolUnavailable`.
+- DrawBoundingBox / OverlayText: GTA's `DrawBox` / `AddText` drawing with Pillow on a copy of the image; boxes are
+  pixel `(x1, y1, x2, y2)`, origin top-left; positions are GTA's codes ('lt' ... 'rb', `POSITIONS`), words such as
+  'top-left', or `(x, y)`, the text's left-bottom corner.  Coordinates far outside the image are refused and any
+  Pillow failure is a `ToolError`.
 - OCR: `rapidocr-onnxruntime` (PP-OCRv4 detection + recognition, bundled in the wheel, offline); one line per text
-  region, `(x1, y1, x2, y2) text`, in reading order (top to bottom, then left to right).  Detection sees the image
-  with its longer side capped at 960 px and never upscaled (the wheel's default upscales the shorter side to 736,
-  10x slower on small images); one ONNX thread per call, so concurrent calls share the cores instead of spinning.
+  region in GTA's format, `(x1, y1, x2, y2) text`, in reading order (top to bottom, then left to right).  Detection
+  sees the image with its longer side capped at 960 px and never upscaled (the wheel's default upscales the shorter
+  side to 736, 10x slower on small images); one ONNX thread per call, so concurrent calls share the cores.
 Every function returns a `ToolOutput`; bad input is a `ToolError` with a message for the model.
 """
 
@@ -83,7 +88,13 @@ def code_plotter(sandbox: Sandbox, command: str, limits: Limits) -> ToolOutput:
 
 # ------------------------------------------------------------------ drawing
 _NUMBER = re.compile(r"[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
-POSITIONS = ("top-left", "top", "top-right", "left", "center", "right", "bottom-left", "bottom", "bottom-right")
+POSITIONS = ("lt", "mt", "rt", "lm", "mm", "rm", "lb", "mb", "rb")
+"""GTA's `AddText` position codes: horizontal l(eft) / m(iddle) / r(ight), then vertical t(op) / m(iddle) /
+b(ottom); the text's matching point (Pillow's anchor of the same name) is placed at that point of the image, inset
+by a margin of 1/20 of the image width."""
+MIN_FONT_PX = 8
+_WORDS = {"left": "l", "right": "r", "top": "t", "upper": "t", "bottom": "b", "lower": "b", "middle": "m",
+          "center": "m", "centre": "m", "mid": "m"}
 
 
 def parse_bbox(text: str, image: Image.Image) -> tuple[int, int, int, int]:
@@ -121,56 +132,91 @@ def _pillow(tool: str) -> Iterator[None]:
         raise ToolError(f"{tool} could not draw ({err.__class__.__name__}: {err})"[:500]) from None
 
 
-def _font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    return ImageFont.load_default(size=size)
+def _font(image: Image.Image) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """GTA's font size, 18 px per 336 px of image height (at least `MIN_FONT_PX`)."""
+    return ImageFont.load_default(size=max(MIN_FONT_PX, int(image.size[1] / 336 * 18)))
 
 
-def draw_bounding_box(image: Image.Image, bbox: str, annotation: str | None) -> ToolOutput:
-    with _pillow("DrawBoundingBox"):
-        out = image.convert("RGB").copy()
-        box = parse_bbox(bbox, out)
-        draw = ImageDraw.Draw(out)
-        width = max(2, round(min(out.size) / 150))
-        draw.rectangle(box, outline=(255, 0, 0), width=width)
-        if annotation:
-            font = _font(max(10, round(min(out.size) / 25)))
-            draw.text((box[0] + width, max(0, box[1] - font.size - 2) if hasattr(font, "size") else box[1]),
-                      str(annotation), fill=(255, 0, 0), font=font)
-    return ToolOutput(f"the image with a box at {box}", out)
-
-
-def _anchor(position: str, size: tuple[int, int], text_size: tuple[int, int]) -> tuple[int, int]:
-    key = position.strip().lower().replace("_", "-").replace(" ", "-")
-    key = {"upper-left": "top-left", "upper-right": "top-right", "lower-left": "bottom-left",
-           "lower-right": "bottom-right", "middle": "center", "centre": "center"}.get(key, key)
-    numbers = _NUMBER.findall(position)
-    width, height = size
-    tw, th = text_size
-    margin = max(4, round(min(size) / 50))
-    if key not in POSITIONS:
-        if len(numbers) == 2:
-            x, y = float(numbers[0]), float(numbers[1])
-            _check_coordinate(x, size)
-            _check_coordinate(y, size)
-            return round(x), round(y)
-        raise ToolError(f"position must be one of {', '.join(POSITIONS)} or 'x, y' pixels, got {position!r}")
-    x = margin if "left" in key else (width - tw - margin if "right" in key else (width - tw) // 2)
-    y = margin if key.startswith("top") else (height - th - margin if key.startswith("bottom") else (height - th) // 2)
-    return x, y
-
-
-def overlay_text(image: Image.Image, text: str, position: str, color: str | None) -> ToolOutput:
+def _colour(color: str | None) -> tuple[int, ...]:
     try:
         fill = Image.new("RGB", (1, 1), color or "red").getpixel((0, 0))
     except ValueError:
         raise ToolError(f"color {color!r} is not a colour name or #rrggbb") from None
+    assert isinstance(fill, tuple)
+    return fill
+
+
+def draw_bounding_box(image: Image.Image, bbox: str, annotation: str | None) -> ToolOutput:
+    """GTA's `DrawBox`: the box outlined in red over a translucent red fill (alpha 64); the annotation in red, its
+    left-bottom corner 5 px above the box's top-left corner."""
+    with _pillow("DrawBoundingBox"):
+        base = image.convert("RGBA")
+        box = parse_bbox(bbox, base)
+        canvas = Image.new("RGBA", base.size, (0, 0, 0, 0))
+        draw = ImageDraw.Draw(canvas)
+        draw.rectangle(box, fill=(255, 0, 0, 64), outline=(255, 0, 0, 255))
+        if annotation:
+            _draw_text(draw, (box[0], box[1] - 5), "lb", str(annotation), (255, 0, 0, 255), _font(base))
+        out = Image.alpha_composite(base, canvas).convert("RGB")
+    return ToolOutput(f"the image with a box at {box}", out)
+
+
+def position_code(position: str) -> str | None:
+    """One of `POSITIONS` for a GTA code ('mt'), the same two letters reversed ('tm'), or words ('top-left',
+    'middle top', 'center'); None when `position` is none of these."""
+    key = position.strip().strip("'\"").strip().lower()
+    if key in POSITIONS:
+        return key
+    if len(key) == 2 and key[::-1] in POSITIONS:
+        return key[::-1]
+    words = [word for word in re.split(r"[\s_\-]+", key) if word]
+    if not 1 <= len(words) <= 2 or any(word not in _WORDS for word in words):
+        return None
+    letters = [_WORDS[word] for word in words]
+    horizontal = [c for c in letters if c in "lr"]
+    vertical = [c for c in letters if c in "tb"]
+    if len(horizontal) > 1 or len(vertical) > 1:
+        return None
+    return f"{horizontal[0] if horizontal else 'm'}{vertical[0] if vertical else 'm'}"
+
+
+def _draw_text(draw: ImageDraw.ImageDraw, xy: tuple[float, float], anchor: str, text: str, fill: tuple[int, ...],
+               font: ImageFont.FreeTypeFont | ImageFont.ImageFont) -> None:
+    """Text whose `anchor` point (Pillow's two-letter anchor) lies at `xy`; multi-line text, for which Pillow has no
+    top or bottom anchor, is placed by its bounding box instead."""
+    if "\n" not in text:
+        draw.text(xy, text, fill=fill, font=font, anchor=anchor)
+        return
+    left, top, right, bottom = draw.multiline_textbbox((0, 0), text, font=font)
+    x = xy[0] - {"l": left, "m": (left + right) / 2, "r": right}[anchor[0]]
+    y = xy[1] - {"t": top, "m": (top + bottom) / 2, "b": bottom}[anchor[1]]
+    draw.multiline_text((x, y), text, fill=fill, font=font, align={"l": "left", "m": "center", "r": "right"}[anchor[0]])
+
+
+def overlay_text(image: Image.Image, text: str, position: str, color: str | None) -> ToolOutput:
+    """GTA's `AddText`: a position code puts the text's matching point at that point of the image (inset by w/20);
+    `(x, y)` puts the text's left-bottom corner there."""
+    fill = _colour(color)
     with _pillow("OverlayText"):
         out = image.convert("RGB").copy()
-        draw = ImageDraw.Draw(out)
-        font = _font(max(10, round(min(out.size) / 12)))
-        left, top, right, bottom = draw.textbbox((0, 0), str(text), font=font)
-        x, y = _anchor(str(position), out.size, (round(right - left), round(bottom - top)))
-        draw.text((x - left, y - top), str(text), fill=fill, font=font)
+        width, height = out.size
+        code = position_code(str(position))
+        if code is not None:
+            margin = width // 20
+            xy: tuple[float, float] = ({"l": margin, "m": width // 2, "r": width - margin}[code[0]],
+                                       {"t": margin, "m": height // 2, "b": height - margin}[code[1]])
+            anchor = code
+        else:
+            numbers = _NUMBER.findall(str(position))
+            if len(numbers) != 2:
+                raise ToolError(f"position must be a code {', '.join(POSITIONS)} (l/m/r then t/m/b, e.g. 'mt' for "
+                                f"middle-top) or the coordinates (x, y) of the text's left-bottom corner; got "
+                                f"{position!r}")
+            xy = (float(numbers[0]), float(numbers[1]))
+            for value in xy:
+                _check_coordinate(value, out.size)
+            anchor = "lb"
+        _draw_text(ImageDraw.Draw(out), xy, anchor, str(text), fill, _font(out))
     return ToolOutput(f"the image with {text!r} at {position}", out)
 
 
@@ -189,7 +235,7 @@ class OcrEngine:
                     from rapidocr_onnxruntime import RapidOCR
                 except ImportError:
                     raise ToolError("OCR needs the [tools] extra (rapidocr-onnxruntime); "
-                                    "pip install 'lmms-agentic[tools]'") from None
+                                    "pip install -e '.[tools]' in the lmms-agentic checkout") from None
                 self._engine = RapidOCR(det_limit_type="max", det_limit_side_len=960, intra_op_num_threads=1,
                                         inter_op_num_threads=1)
             return self._engine
@@ -202,7 +248,7 @@ class OcrEngine:
         regions = []
         for points, text, _score in found or []:
             xs, ys = [p[0] for p in points], [p[1] for p in points]
-            regions.append((round(min(ys)), round(min(xs)), round(max(xs)), round(max(ys)), str(text)))
+            regions.append((int(min(ys)), int(min(xs)), int(max(xs)), int(max(ys)), str(text)))
         regions.sort(key=lambda r: (r[0] // 10, r[1]))
         lines = [f"({x1}, {y1}, {x2}, {y2}) {text}" for y1, x1, x2, y2, text in regions]
         return ToolOutput("\n".join(lines) if lines else "(no text found)")
