@@ -1,6 +1,7 @@
 """The 14 Agent-X tools typed from `core/toolmeta.json`, and argument binding for one call.
 
-Owns `ToolSpec`/`ArgSpec` (name, type, optional, default, exactly as the catalogue declares them) and `bind`, which
+Owns `ToolSpec`/`ArgSpec` (name, type, optional, default and the descriptions, exactly as the catalogue declares
+them; `catalogue_text` shows all of them to the model) and `bind`, which
 turns a model's `{"tool": ..., "arguments": {...}}` into a `BoundCall` or a `CallError` whose message says what is
 wrong and how to fix it (never an exception: a bad call is an observation, not the end of the run).
 
@@ -13,6 +14,7 @@ true/false (or the strings "true"/"false").
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -32,6 +34,11 @@ class ArgSpec:
     type: str
     optional: bool
     default: Any = None
+    description: str = ""
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not None
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,8 @@ class ToolSpec:
     description: str
     inputs: tuple[ArgSpec, ...]
     output_type: str
+    output_name: str = ""
+    output_description: str = ""
 
     @property
     def image_output(self) -> bool:
@@ -76,8 +85,11 @@ def catalogue() -> dict[str, ToolSpec]:
         for arg in entry["inputs"]:
             if arg["type"] not in ARG_TYPES:
                 raise ValueError(f"toolmeta.json: {name}.{arg['name']} has type {arg['type']!r}; known: {ARG_TYPES}")
-            inputs.append(ArgSpec(arg["name"], arg["type"], bool(arg.get("optional")), arg.get("default")))
-        specs[name] = ToolSpec(name, entry["description"], tuple(inputs), entry["outputs"][0]["type"])
+            inputs.append(ArgSpec(arg["name"], arg["type"], bool(arg.get("optional")), arg.get("default"),
+                                  str(arg.get("description", ""))))
+        output = entry["outputs"][0]
+        specs[name] = ToolSpec(name, entry["description"], tuple(inputs), output["type"], str(output.get("name", "")),
+                               str(output.get("description", "")))
     return specs
 
 
@@ -158,7 +170,20 @@ def bind(tool: object, arguments: object, n_visuals: int, n_inputs: int) -> Boun
     return BoundCall(name, bound, images)
 
 
+def _argument_line(arg: ArgSpec) -> str:
+    kind = arg.type + (", optional" if arg.optional else "")
+    if arg.has_default:
+        kind += f", default {json.dumps(arg.default)}"
+    return f'    "{arg.name}" ({kind})' + (f": {arg.description}" if arg.description else "")
+
+
 def catalogue_text() -> str:
-    """The tool list shown to the model: one line per tool with its call form and description."""
-    return "\n".join(f"- {_usage(spec)}: {spec.description} Returns {spec.output_type}."
-                     for spec in catalogue().values())
+    """The tool list shown to the model, from the released metadata: per tool its description, each argument's name,
+    type, optionality, default and description, and what it returns."""
+    blocks = []
+    for spec in catalogue().values():
+        output = spec.output_type + (f" ({spec.output_name})" if spec.output_name else "")
+        lines = [f"- {spec.name}: {spec.description}", *(_argument_line(arg) for arg in spec.inputs),
+                 f"    returns {output}" + (f": {spec.output_description}" if spec.output_description else "")]
+        blocks.append("\n".join(lines))
+    return "\n".join(blocks)

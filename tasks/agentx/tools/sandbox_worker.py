@@ -27,9 +27,11 @@ import importlib.util
 import io
 import json
 import os
+import re
 import resource
 import sys
 import tempfile
+import textwrap
 import traceback
 from types import ModuleType
 from typing import Any, BinaryIO
@@ -40,11 +42,13 @@ if "--site" in sys.argv:
 
 plt: Any = None
 sympy: Any = None
+Figure: Any = None
 if not LIGHT:
     import matplotlib
 
     matplotlib.use("Agg")
     plt = importlib.import_module("matplotlib.pyplot")
+    Figure = importlib.import_module("matplotlib.figure").Figure
     importlib.import_module("numpy")
     sympy = importlib.import_module("sympy")
 
@@ -127,37 +131,49 @@ def _install_hook(workdir: str, read_roots: list[str]) -> None:
 
 
 def _strip_fence(code: str) -> str:
-    text = code.strip()
-    if text.startswith("```"):
-        text = text.split("\n", 1)[1] if "\n" in text else ""
-        if text.rstrip().endswith("```"):
-            text = text.rstrip()[:-3]
-    return text
+    """The code inside the first markdown fence, as GTA's Solver and Plot take it (also after another language tag,
+    e.g. ```py), dedented; the text as given without a fence."""
+    if "```python" in code:
+        code = code.split("```python", 1)[1].split("```", 1)[0]
+    elif "```" in code:
+        code = code.split("```", 2)[1]
+        tag, newline, rest = code.partition("\n")
+        if newline and re.fullmatch(r"[A-Za-z][\w+-]*", tag):
+            code = rest
+    return textwrap.dedent(code).strip()
 
 
-def _run(mode: str, code: str) -> str:
-    """The captured output, or the solution, or the last expression's value."""
+def _run(mode: str, code: str) -> tuple[str, Any]:
+    """The captured output (with, for Solver, the solution or the last expression's value) and the value of
+    `solution()` when the code defines it (GTA's Solver and Plot call it), else of the last expression."""
     tree = ast.parse(_strip_fence(code), mode="exec")
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
     assert last is None or isinstance(last, ast.Expr)
     namespace: dict[str, Any] = {"__name__": "__main__", "sympy": sympy, "plt": plt}
+    if mode == "solver":  # GTA's Solver runs its code after `from sympy import symbols, Eq, solve`
+        namespace.update(symbols=sympy.symbols, Eq=sympy.Eq, solve=sympy.solve)
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
         exec(compile(tree, "<tool code>", "exec"), namespace)
         value = eval(compile(ast.Expression(last.value), "<tool code>", "eval"), namespace) if last else None
-        if mode == "solver" and callable(namespace.get("solution")):
+        if callable(namespace.get("solution")):
             value = namespace["solution"]()
     output = buffer.getvalue()
     if mode == "solver" and value is not None:
         output = f"{output}{value}" if not output else f"{output.rstrip()}\n{value}"
-    return output.strip()[:MAX_OUTPUT]
+    return output.strip()[:MAX_OUTPUT], value
 
 
-def _plot() -> str:
-    """The last figure as base64 PNG at `DPI`; a figure over `MAX_SIDE_PX` a side is refused."""
-    if not plt.get_fignums():
-        raise ValueError("the code drew no figure (use matplotlib.pyplot)")
-    figure = plt.figure(plt.get_fignums()[-1])
+def _plot(returned: Any) -> str:
+    """The figure `solution()` returned, else the last figure, as base64 PNG at `DPI`; a figure over `MAX_SIDE_PX`
+    a side is refused."""
+    if isinstance(returned, Figure):
+        figure = returned
+    elif plt.get_fignums():
+        figure = plt.figure(plt.get_fignums()[-1])
+    else:
+        raise ValueError("the code drew no figure (define solution() returning a matplotlib figure, or draw with "
+                         "matplotlib.pyplot)")
     width, height = (float(v) * DPI for v in figure.get_size_inches())
     if not (0 < width <= MAX_SIDE_PX and 0 < height <= MAX_SIDE_PX):
         raise ValueError(f"the figure is {width:.0f}x{height:.0f} px at {DPI} dpi; the limit is {MAX_SIDE_PX} px "
@@ -177,10 +193,10 @@ def _execute(job: dict[str, Any], result: dict[str, Any]) -> None:
         return
     if LIGHT:
         raise ValueError(f"a calculator-only worker cannot run mode {mode!r}")
-    result["output"] = _run(mode, str(job["code"]))
+    result["output"], value = _run(mode, str(job["code"]))
     if mode == "plotter":
         try:
-            result["plot_png_b64"] = _plot()
+            result["plot_png_b64"] = _plot(value)
         except ValueError as err:
             result.update(ok=False, error=str(err))
 

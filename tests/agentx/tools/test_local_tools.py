@@ -1,4 +1,8 @@
-"""Each local tool on real inputs with exact expected outputs; argument typing from toolmeta.json."""
+"""Each local tool on real inputs with exact expected outputs; argument typing from toolmeta.json.
+
+The tools follow Agent-X's metadata and GTA's implementation (`test_tools_as_defined.py` holds the per-tool tables):
+Calculator results are Python's `str()` (`sqrt(16) + 2**3` is `12.0`, `^` is XOR), DrawBoundingBox fills the box with
+translucent red, OverlayText positions are GTA's codes (the old names stay as aliases)."""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ def sandbox() -> Sandbox:
 
 
 @pytest.mark.parametrize(("expression", "expected"), [
-    ("5 - 3", "2"), ("8*2+5*6", "46"), ("sqrt(16) + 2**3", "12"), ("2^10", "1024"), ("round(pi, 3)", "3.142"),
+    ("5 - 3", "2"), ("8*2+5*6", "46"), ("sqrt(16) + 2**3", "12.0"), ("2**10", "1024"), ("round(pi, 3)", "3.142"),
     ("7 / 2", "3.5"), ("factorial(5)", "120"), ("1 < 2 < 3", "True")])
 def test_calculator_exact(expression: str, expected: str) -> None:
     assert calculator.evaluate(expression) == expected
@@ -69,7 +73,8 @@ def test_draw_bounding_box_pixelwise() -> None:
     assert out is not None
     assert out.getpixel((10, 40)) == (255, 0, 0) and out.getpixel((50, 40)) == (255, 0, 0)
     assert out.getpixel((30, 20)) == (255, 0, 0) and out.getpixel((30, 60)) == (255, 0, 0)
-    assert out.getpixel((30, 40)) == (255, 255, 255) and out.getpixel((5, 5)) == (255, 255, 255)
+    # GTA's DrawBox tints the inside with red at alpha 64 (was: left white)
+    assert out.getpixel((30, 40)) == (255, 191, 191) and out.getpixel((5, 5)) == (255, 255, 255)
     assert image.getpixel((10, 40)) == (255, 255, 255)  # the input is not modified
     with pytest.raises(ToolError, match="four numbers"):
         local.draw_bounding_box(image, "(1, 2)", None)
@@ -81,6 +86,8 @@ def test_overlay_text_lands_in_the_requested_corner() -> None:
     assert out is not None
     blue = [(x, y) for x in range(200) for y in range(200) if out.getpixel((x, y))[2] > 200 > out.getpixel((x, y))[0]]
     assert blue and max(x for x, _ in blue) < 100 and max(y for _, y in blue) < 100
+    gta = local.overlay_text(image, "42", "lt", "blue").image
+    assert gta is not None and gta.tobytes() == out.tobytes()  # "top-left" is an alias of GTA's code "lt"
     with pytest.raises(ToolError, match="position"):
         local.overlay_text(image, "42", "somewhere", None)
 
