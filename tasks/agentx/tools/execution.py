@@ -9,17 +9,24 @@ over every gathered sample (so 1 and N ranks agree; a rate is NaN when nothing c
 - `steps_used` = mean replies per task; `finished_rate` = share of tasks answered within the step limit;
 - per tool, `tool_breakdown` = {tool: {calls, valid_rate, error_rate, unavailable_rate, mean_seconds, backends}}:
   not a metric (lmms-eval metrics are numbers); the `valid_call_rate` aggregation writes it into the results file,
-  `lmms_agentic.data.agentx_tools.per_tool.<text_answer|generative>`.
+  `lmms_agentic.data.agentx_tools.per_tool.<text_answer|generative>`.  `backends` is the backend actually used
+  (`remote:model`: the tool server's model backend).
+Calls answered `unavailable` because of the infrastructure (a backend's setting, model, endpoint or tool server; not
+the model's arguments) are also counted per tool and reason in `infrastructure_failures` next to `per_tool`, and
+the same aggregation logs a warning per such tool (count and reason) at the end of the run.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 EXECUTION_METRICS = ("valid_call_rate", "tool_error_rate", "tool_unavailable_rate", "steps_used", "finished_rate")
 RUNTIME_KEY = "agentx_tools"
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
 
 
 def summarise(state: Mapping[str, Any], max_steps: int, is_generative: bool | None = None) -> dict[str, Any]:
@@ -95,6 +102,23 @@ def _record_breakdown(rows: list[Mapping[str, Any]]) -> None:
     per_tool = dict(provenance.used().get(RUNTIME_KEY, {}).get("per_tool", {}))
     per_tool[subtask] = tool_breakdown(rows)
     provenance.record(RUNTIME_KEY, per_tool=per_tool)
+    _record_failures()
+
+
+def _record_failures() -> None:
+    """This process's infrastructure failures into the results file, and a warning per tool (once per count)."""
+    from lmms_agentic.adapters import provenance
+    from lmms_agentic.tasks.agentx.tools.availability import summary
+    from lmms_agentic.tasks.agentx.tools.runtime import default_failures
+
+    failures = default_failures()
+    if not failures:
+        return
+    provenance.record(RUNTIME_KEY, infrastructure_failures=failures)
+    for line in summary(failures):
+        if line not in _warned:
+            _warned.add(line)
+            log.warning("%s", line)
 
 
 def tool_breakdown(items: Sequence[Any]) -> dict[str, dict[str, Any]]:

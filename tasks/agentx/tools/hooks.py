@@ -39,7 +39,10 @@ RUNTIME_KEY = execution.RUNTIME_KEY
 
 
 def _record_runtime(runtime: ToolRuntime) -> None:
-    """Tool backends, limits and sandbox in the results file; the batched loop installed when asked for."""
+    """Tool backends (a `remote` one with the server's backend), limits and sandbox in the results file; the batched
+    loop installed when asked for.  A tool server that cannot serve the `remote` tools stops the run here, before
+    the first call (`ToolServerError`, one line)."""
+    runtime.check_server()
     provenance.record(RUNTIME_KEY, tools=runtime.describe(), protocol=protocol.PROTOCOL_VERSION,
                       round_loop="batched" if batched.install() else "lmms-eval sequential")
 

@@ -13,12 +13,15 @@
   the reply's content must be text and is capped at `MAX_DESCRIPTION_CHARS`.  Errors name no URL and no key.
 - ImageGenerator / ImageStylization: diffusers (an optional extra, GPU in practice) from
   `LMMS_AGENTIC_AGENTX_DIFFUSION` (text-to-image and image-to-image pipelines of one checkpoint), seed 0.
-Every model is loaded on first use and kept for the process; a missing setting is a `ToolError` naming the variable.
+Every model is loaded on first use and kept for the process.  A missing setting, a model that does not load and an
+endpoint that fails are `ToolInfrastructureError`s (the model is told the tool is unavailable; the reason, naming the
+variable, goes to the log); `ModelTools.missing` names what a tool lacks before any call (the tool server's check).
 """
 
 from __future__ import annotations
 
 import base64
+import importlib.util
 import io
 import json
 import os
@@ -32,7 +35,8 @@ from PIL import Image
 
 from lmms_agentic.judges.secrets import redactor
 from lmms_agentic.judges.transport import ReplyTooLarge, build_http, exchange
-from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput, parse_bbox
+from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError
+from lmms_agentic.tasks.agentx.tools.local import ToolOutput, parse_bbox
 
 ENV_DETECTOR = "LMMS_AGENTIC_AGENTX_DETECTOR"
 ENV_THRESHOLD = "LMMS_AGENTIC_AGENTX_DETECTOR_THRESHOLD"
@@ -48,10 +52,21 @@ MODEL_TOOLS = ("LocateObjectByText", "ObjectCounter", "SceneDescriber", "RegionD
                "ImageStylization")
 
 
-def _required(env: Mapping[str, str], name: str, tool: str) -> str:
+SETTINGS = {"LocateObjectByText": (ENV_DETECTOR,), "ObjectCounter": (ENV_DETECTOR,),
+            "SceneDescriber": (ENV_VLM_URL, ENV_VLM_MODEL), "RegionDescriber": (ENV_VLM_URL, ENV_VLM_MODEL),
+            "ImageGenerator": (ENV_DIFFUSION,), "ImageStylization": (ENV_DIFFUSION,)}
+PACKAGES = {"LocateObjectByText": "transformers", "ObjectCounter": "transformers", "ImageGenerator": "diffusers",
+            "ImageStylization": "diffusers"}
+
+
+def _needs(name: str) -> str:
+    return f"the model backend needs {name} (see tasks/agentx/README.md, Executed tools)"
+
+
+def _required(env: Mapping[str, str], name: str) -> str:
     value = env.get(name, "").strip()
     if not value:
-        raise ToolError(f"{tool} on the model backend needs {name} (see tasks/agentx/README.md, Executed tools)")
+        raise ToolInfrastructureError(_needs(name))
     return value
 
 
@@ -86,11 +101,11 @@ def _description(body: bytes) -> str:
     try:
         content = json.loads(body)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError, RecursionError):
-        raise ToolError("the VLM endpoint's reply is not a chat completion") from None
+        raise ToolInfrastructureError("the VLM endpoint's reply is not a chat completion") from None
     if content is None:
         return ""
     if not isinstance(content, str):
-        raise ToolError(f"the VLM reply's content is {type(content).__name__}, not text")
+        raise ToolInfrastructureError(f"the VLM reply's content is {type(content).__name__}, not text")
     content = content.strip()
     return content if len(content) <= MAX_DESCRIPTION_CHARS else content[:MAX_DESCRIPTION_CHARS] + " [truncated]"
 
@@ -103,14 +118,33 @@ class ModelTools:
     _http: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def missing(self, tool: str) -> str | None:
+        """Why `tool` cannot run on this backend here (a setting or package it lacks), None when it can."""
+        for name in SETTINGS.get(tool, ()):
+            if not self.environ.get(name, "").strip():
+                return _needs(name)
+        package = PACKAGES.get(tool)
+        if package is not None and importlib.util.find_spec(package) is None:
+            return f"the model backend needs the {package} package (pip install {package})"
+        if tool in ("SceneDescriber", "RegionDescriber"):
+            try:
+                self.vlm_timeout()
+            except ToolInfrastructureError as err:
+                return str(err)
+        return None
+
     # ------------------------------------------------------------ detection
     def detector(self, tool: str) -> Any:
         with self._lock:
             if self._detector is None:
-                from transformers import pipeline
+                checkpoint = _required(self.environ, ENV_DETECTOR)
+                try:
+                    from transformers import pipeline
 
-                checkpoint = _required(self.environ, ENV_DETECTOR, tool)
-                self._detector = pipeline("zero-shot-object-detection", model=checkpoint, device="cpu")
+                    self._detector = pipeline("zero-shot-object-detection", model=checkpoint, device="cpu")
+                except Exception as err:  # a checkpoint that is missing, not a detector, or does not load
+                    raise ToolInfrastructureError(f"the detector {ENV_DETECTOR} names did not load "
+                                                  f"({err.__class__.__name__}: {str(err)[:300]})") from None
             return self._detector
 
     def detections(self, tool: str, image: Image.Image, text: str) -> list[tuple[float, tuple[int, int, int, int]]]:
@@ -137,16 +171,16 @@ class ModelTools:
         try:
             timeout = float(raw) if raw else VLM_TIMEOUT_S
         except ValueError:
-            raise ToolError(f"{ENV_VLM_TIMEOUT}={raw!r} is not a number of seconds") from None
+            raise ToolInfrastructureError(f"{ENV_VLM_TIMEOUT}={raw!r} is not a number of seconds") from None
         if not 0 < timeout < float("inf"):
-            raise ToolError(f"{ENV_VLM_TIMEOUT}={raw!r} must be a positive number of seconds")
+            raise ToolInfrastructureError(f"{ENV_VLM_TIMEOUT}={raw!r} must be a positive number of seconds")
         return timeout
 
     def describe(self, tool: str, image: Image.Image, instruction: str) -> ToolOutput:
         import httpx
 
-        base, headers = vlm_endpoint(_required(self.environ, ENV_VLM_URL, tool).rstrip("/"))
-        model = _required(self.environ, ENV_VLM_MODEL, tool)
+        base, headers = vlm_endpoint(_required(self.environ, ENV_VLM_URL).rstrip("/"))
+        model = _required(self.environ, ENV_VLM_MODEL)
         key = self.environ.get(self.environ.get(ENV_VLM_KEY, "") or "OPENAI_API_KEY", "").strip()
         if key:
             headers = {"Authorization": f"Bearer {key}"}
@@ -161,14 +195,16 @@ class ModelTools:
             reply = exchange(http, f"{base}/chat/completions", json=body, headers=headers, params={},
                              timeout=timeout, max_bytes=MAX_VLM_REPLY_BYTES)
         except httpx.TimeoutException:
-            raise ToolError(f"the VLM endpoint did not answer within {timeout:g} s") from None
+            raise ToolInfrastructureError(f"the VLM endpoint did not answer within {timeout:g} s") from None
         except ReplyTooLarge:
-            raise ToolError(f"the VLM endpoint's reply is larger than {MAX_VLM_REPLY_BYTES:,} bytes") from None
+            raise ToolInfrastructureError(f"the VLM endpoint's reply is larger than {MAX_VLM_REPLY_BYTES:,} "
+                                          "bytes") from None
         except (httpx.HTTPError, httpx.InvalidURL, ValueError) as err:
             shown = redactor(self.environ.get(ENV_VLM_URL), *vlm_secrets(self.environ), environ={}).text(str(err))
-            raise ToolError(f"the VLM endpoint failed ({err.__class__.__name__}: {shown[:300]})") from None
+            raise ToolInfrastructureError(f"the VLM endpoint failed ({err.__class__.__name__}: "
+                                          f"{shown[:300]})") from None
         if reply.status >= 400:
-            raise ToolError(f"the VLM endpoint answered HTTP {reply.status}")
+            raise ToolInfrastructureError(f"the VLM endpoint answered HTTP {reply.status}")
         return ToolOutput(_description(reply.body))
 
     def scene(self, image: Image.Image) -> ToolOutput:
@@ -186,10 +222,14 @@ class ModelTools:
                 try:
                     import diffusers
                 except ImportError:
-                    raise ToolError(f"{tool} on the model backend needs diffusers (pip install diffusers)") from None
-                checkpoint = _required(self.environ, ENV_DIFFUSION, tool)
+                    raise ToolInfrastructureError("the model backend needs diffusers (pip install diffusers)") from None
+                checkpoint = _required(self.environ, ENV_DIFFUSION)
                 cls = diffusers.AutoPipelineForText2Image if kind == "text" else diffusers.AutoPipelineForImage2Image
-                self._diffusion[kind] = cls.from_pretrained(checkpoint)
+                try:
+                    self._diffusion[kind] = cls.from_pretrained(checkpoint)
+                except Exception as err:  # a checkpoint that is missing or does not load
+                    raise ToolInfrastructureError(f"the diffusion checkpoint {ENV_DIFFUSION} names did not load "
+                                                  f"({err.__class__.__name__}: {str(err)[:300]})") from None
             return self._diffusion[kind]
 
     def generate(self, keywords: str) -> ToolOutput:
@@ -220,4 +260,4 @@ class ModelTools:
             return self.generate(arguments["keywords"])
         if tool == "ImageStylization":
             return self.stylize(images["image"], arguments["instruction"])
-        raise ToolError(f"{tool} has no model backend")
+        raise ToolInfrastructureError(f"{tool} has no model backend")

@@ -8,9 +8,10 @@ Client limits: the tool's wall-clock limit is a total deadline for the call (con
 every socket read waits at most for the time left, so a server dripping its reply byte by byte is cut off at the
 deadline), the reply is refused past `MAX_MESSAGE_BYTES` before it is parsed, and it must be a JSON object with a
 string `text` and an `image` that is null or a base64 PNG within the pixel cap.  A server that is down, slow, too
-big or answers garbage is a `ToolError` (an observation for the model), never an exception out of the run; error
-texts name the server without the URL's user-info and pass through the project's redactor (no token, no password).
-A URL with user-info is refused: the token is the one credential the server knows.
+big, refuses the token or answers garbage is a `ToolInfrastructureError` (the runtime answers "unavailable"), the
+tool's own failure a `ToolError`; never an exception out of the run.  Error texts name the server without the
+URL's user-info and pass through the project's redactor (no token, no password).  A URL with user-info is refused:
+the token is the one credential the server knows.  `server_tools` reads `GET /v1/tools` (the start-up check).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any, cast
 from PIL import Image
 
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
+from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError
 from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput
 
 ENV_TOKEN = "LMMS_AGENTIC_AGENTX_TOOL_TOKEN"
@@ -37,6 +39,10 @@ MAX_IMAGE_PIXELS = 40_000_000
 MAX_DECODED_BYTES = 4 * MAX_IMAGE_PIXELS
 MAX_MESSAGE_BYTES = 64 << 20
 _CHUNK = 1 << 16
+CHECK_TIMEOUT_S = 30.0
+"""Total deadline of the start-up check (`server_tools`)."""
+CALLER_STATUSES = (400, 413, 422)
+"""Refusals of the call itself (its arguments or images), answered to the model as tool errors."""
 
 
 class ImageRefused(ValueError):
@@ -197,76 +203,123 @@ def _error_text(body: bytes) -> str:
 
 
 def _output(body: bytes) -> ToolOutput:
+    """A 200 reply: the tool's output, or its failure (`error`: a `ToolError`); a reply that is not the server's
+    shape is a `ToolInfrastructureError`."""
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
-        raise ToolError("the reply is not JSON") from None
+        raise ToolInfrastructureError("the reply is not JSON") from None
     if not isinstance(data, dict):
-        raise ToolError("the reply is not a JSON object")
+        raise ToolInfrastructureError("the reply is not a JSON object")
     if data.get("error"):
         raise ToolError(str(data["error"]))
     text, image = data.get("text", ""), data.get("image")
     if not isinstance(text, str) or not (image is None or isinstance(image, str)):
-        raise ToolError("the reply's text must be a string and its image null or a base64 PNG")
+        raise ToolInfrastructureError("the reply's text must be a string and its image null or a base64 PNG")
     try:
         return ToolOutput(text, decode_image(image) if image else None)
     except ImageRefused as err:
-        raise ToolError(f"the reply's image was refused: {err}") from None
+        raise ToolInfrastructureError(f"the reply's image was refused: {err}") from None
 
 
-def _send(connection: _Connection | _TlsConnection, path: str, body: bytes, headers: Mapping[str, str]) -> None:
+def _send(connection: _Connection | _TlsConnection, method: str, path: str, body: bytes | None,
+          headers: Mapping[str, str]) -> None:
     """Send the request; a server that refuses it early (401, 413) and closes while the body is still going out
     has its reply read all the same (`getresponse` raises the original error if there is none)."""
     try:
-        connection.request("POST", path, body, dict(headers))
+        connection.request(method, path, body, dict(headers))
     except (BrokenPipeError, ConnectionResetError):
         if connection.raw is None:
             raise
 
 
-def call_remote(url: str, call: BoundCall, images: Mapping[str, Image.Image], timeout: float,
-                max_reply: int = MAX_MESSAGE_BYTES) -> ToolOutput:
-    """The `remote` backend: one call sent to a tool server within `timeout` seconds in all; every failure is a
-    `ToolError` whose text names the server without credentials."""
-    deadline = time.monotonic() + timeout
-    token = os.environ.get(ENV_TOKEN, "").strip()
+def _server(url: str) -> urllib.parse.SplitResult:
     shown = server_label(url)
     try:
         parts = urllib.parse.urlsplit(url.strip())
         parts.port  # noqa: B018 - raises ValueError on a bad port
     except ValueError:
-        raise ToolError(f"the tool server URL {shown} cannot be parsed") from None
+        raise ToolInfrastructureError(f"the tool server URL {shown} cannot be parsed") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ToolError(f"the tool server URL must be http://host:port, got {shown}")
+        raise ToolInfrastructureError(f"the tool server URL must be http://host:port, got {shown}")
     if "@" in parts.netloc:
-        raise ToolError(f"the tool server URL {shown} carries user-info: remove it and set {ENV_TOKEN} instead")
-    body = json.dumps({"arguments": dict(call.arguments),
-                       "images": {name: encode_image(image) for name, image in images.items()}}).encode()
-    headers = {"Content-Type": "application/json", "Content-Length": str(len(body))}
+        raise ToolInfrastructureError(f"the tool server URL {shown} carries user-info: remove it and set {ENV_TOKEN} "
+                                      "instead")
+    return parts
+
+
+def _exchange(url: str, method: str, path: str, body: bytes | None, timeout: float,
+              max_reply: int) -> tuple[int, bytes]:
+    """(status, body) of one request within `timeout` seconds in all; a transport failure is a
+    `ToolInfrastructureError` whose text names the server without credentials."""
+    deadline = time.monotonic() + timeout
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    shown = server_label(url)
+    parts = _server(url)
+    headers = {"Content-Type": "application/json", "Content-Length": str(len(body or b""))}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    path = f"{parts.path.rstrip('/')}/v1/tools/{urllib.parse.quote(call.tool)}"
     connection = _connection(parts, deadline)
     try:
-        _send(connection, path, body, headers)
+        _send(connection, method, f"{parts.path.rstrip('/')}{path}", body, headers)
         response = connection.getresponse()
         reply = _read_reply(response, deadline, max_reply)
     except ToolError as err:
-        raise ToolError(_redacted(f"the tool server at {shown}: {err}", url, token)) from None
+        raise ToolInfrastructureError(_redacted(f"the tool server at {shown}: {err}", url, token)) from None
     except (OSError, http.client.HTTPException, ValueError) as err:
         reason = "no answer within the call's deadline" if isinstance(err, TimeoutError) else \
             f"{err.__class__.__name__}: {err}"
-        raise ToolError(_redacted(f"the tool server at {shown} did not answer ({reason})", url, token)) from None
+        raise ToolInfrastructureError(_redacted(f"the tool server at {shown} did not answer ({reason})", url,
+                                                token)) from None
     finally:
         connection.close()
         if connection.raw is not None:
             connection.raw.close()
-    if response.status == 422:  # the server's own check of the arguments: its message is for the model
+    return response.status, reply
+
+
+def call_remote(url: str, call: BoundCall, images: Mapping[str, Image.Image], timeout: float,
+                max_reply: int = MAX_MESSAGE_BYTES) -> ToolOutput:
+    """The `remote` backend: one call sent to a tool server within `timeout` seconds in all.  The tool's own failure
+    and a refusal of the arguments (422, 400, 413) are `ToolError`s; anything else that goes wrong (no answer,
+    401, 404, 5xx, a malformed reply) is a `ToolInfrastructureError`.  Texts name the server without credentials."""
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    shown = server_label(url)
+    body = json.dumps({"arguments": dict(call.arguments),
+                       "images": {name: encode_image(image) for name, image in images.items()}}).encode()
+    status, reply = _exchange(url, "POST", f"/v1/tools/{urllib.parse.quote(call.tool)}", body, timeout, max_reply)
+    if status == 422:  # the server's own check of the arguments: its message is for the model
         raise ToolError(_redacted(_error_text(reply), url, token))
-    if response.status != 200:
-        raise ToolError(_redacted(f"the tool server at {shown} answered {response.status}: {_error_text(reply)}",
-                                  url, token))
+    if status != 200:
+        kind = ToolError if status in CALLER_STATUSES else ToolInfrastructureError
+        raise kind(_redacted(f"the tool server at {shown} answered {status}: {_error_text(reply)}", url, token))
     try:
         return _output(reply)
     except ToolError as err:
-        raise ToolError(_redacted(str(err), url, token)) from None
+        kind = type(err) if isinstance(err, ToolInfrastructureError) else ToolError
+        raise kind(_redacted(str(err), url, token)) from None
+
+
+def server_tools(url: str, timeout: float = CHECK_TIMEOUT_S) -> tuple[dict[str, str], dict[str, str]]:
+    """`GET /v1/tools`: (the tools the server runs -> its backend, the tools it cannot run -> why).  Any failure
+    (no answer, 401, a reply that is not the server's) is a `ToolInfrastructureError` without credentials."""
+    token = os.environ.get(ENV_TOKEN, "").strip()
+    shown = server_label(url)
+    status, reply = _exchange(url, "GET", "/v1/tools", None, timeout, 1 << 20)
+    if status == 401:
+        raise ToolInfrastructureError(f"the tool server at {shown} refused the token (set {ENV_TOKEN} to the token "
+                                      "the server was started with)")
+    if status != 200:
+        raise ToolInfrastructureError(_redacted(f"the tool server at {shown} answered {status}: "
+                                                f"{_error_text(reply)}", url, token))
+    try:
+        data = json.loads(reply)
+    except (ValueError, RecursionError):
+        data = None
+    tools = data.get("tools") if isinstance(data, dict) else None
+    missing = data.get("unavailable") or {} if isinstance(data, dict) else None
+    if not isinstance(tools, dict) or not isinstance(missing, dict):
+        raise ToolInfrastructureError(f"the tool server at {shown} did not answer GET /v1/tools with its tools "
+                                      "(is it an Agent-X tool server?)")
+    return ({str(k): str(v) for k, v in tools.items()},
+            {str(k): _redacted(str(v)[:500], url, token) for k, v in missing.items()})

@@ -12,7 +12,11 @@ Limits (`LIMITS`): a wall-clock limit for every tool; the sandboxed tools also g
 cap in their subprocess; in-process tools get input caps (`MAX_PIXELS`, `MAX_TEXT`) since a thread cannot be
 capped, and a call past its wall limit is answered with a time-limit observation (its thread is abandoned).
 Observations never raise: bad arguments, tool errors (any exception a tool raises), limits and unavailable tools
-are all text for the model; only a `KeyboardInterrupt` raised inside a tool stops the run.
+are all text for the model; only a `KeyboardInterrupt` raised inside a tool stops the run.  A failure outside the
+call (`ToolInfrastructureError`: a backend's setting, model, endpoint or tool server) is status `unavailable` with
+the neutral `<Tool> is unavailable right now.`; its reason goes to the log and `failures` (`availability.py`), never
+to the model.  With `remote` tools, `check_server` (run at document loading) stops a run whose server cannot serve
+them, and records the server's backend per tool (`remote:model`) for the observations and the results file.
 Local tools are pure functions of their arguments and images, so a repeated call (same tool, arguments and image
 content digests) is answered from a per-process memo (`Observation.cached`): an LRU of at most `MEMO_ENTRIES`
 entries and `MEMO_BYTES` bytes (an image counts width x height x channels).
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -41,13 +46,13 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_agentic.judges.config import mask_url
-from lmms_agentic.judges.secrets import Redactor, redactor
+from lmms_agentic.judges.secrets import Redactor
 from lmms_agentic.tasks.agentx.core.release_data import TOOL_NAMES
 from lmms_agentic.tasks.agentx.tools import replay as replay_backend
+from lmms_agentic.tasks.agentx.tools.availability import Failures, check_server, unready
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, catalogue
+from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError, unavailable_text
 from lmms_agentic.tasks.agentx.tools.local import (
-    LOCAL_TOOLS,
     SANDBOXED_TOOLS,
     OcrEngine,
     ToolError,
@@ -55,13 +60,11 @@ from lmms_agentic.tasks.agentx.tools.local import (
     ToolUnavailable,
     run_local,
 )
-from lmms_agentic.tasks.agentx.tools.model_tools import ENV_VLM_URL, MODEL_TOOLS, ModelTools, vlm_secrets
-from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, call_remote
+from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
+from lmms_agentic.tasks.agentx.tools.remote import call_remote
+from lmms_agentic.tasks.agentx.tools.runtime_config import RuntimeConfig, runtime_redactor
 from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
 
-BACKENDS = ("local", "model", "replay", "remote")
-ENV_BACKENDS = "LMMS_AGENTIC_AGENTX_TOOLS"
-ENV_SERVER = "LMMS_AGENTIC_AGENTX_TOOL_SERVER"
 MAX_PIXELS = 40_000_000
 MAX_TEXT = 20_000
 MAX_OBSERVATION = 4_000
@@ -70,6 +73,8 @@ MEMO_BYTES = 256 * 2**20
 MEMO_ENTRIES = 4096
 SANDBOX_GRACE_S = 5.0
 """Extra wait for a sandboxed tool's subprocess (start-up, teardown) on top of its wall-clock limit."""
+REMOTE_GRACE_S = 10.0
+"""Extra time a remote call gets on top of the tool's limit, so the server's own time-limit answer arrives."""
 LIMITS: dict[str, Limits] = {
     "Calculator": Limits(wall_s=2, cpu_s=2, mem_mb=512), "Solver": Limits(wall_s=15, cpu_s=8, mem_mb=1536),
     "CodePlotter": Limits(wall_s=15, cpu_s=8, mem_mb=1536), "DrawBoundingBox": Limits(wall_s=5),
@@ -81,7 +86,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Observation:
-    """What one call returned: `status` is ok | error | unavailable; `image` is a new visual when not None."""
+    """What one call returned: `status` is ok | error | unavailable; `image` is a new visual when not None;
+    `reason`: why the tool was unavailable when the cause lies outside the call (never shown to the model)."""
 
     text: str
     status: str
@@ -90,48 +96,7 @@ class Observation:
     image: Image.Image | None = None
     gold_step: int | None = None
     cached: bool = False
-
-
-@dataclass(frozen=True)
-class RuntimeConfig:
-    backends: Mapping[str, str]
-    server_url: str | None = None
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, server_side: bool = False) -> RuntimeConfig:
-        env = os.environ if environ is None else environ
-        chosen = {tool: ("local" if tool in LOCAL_TOOLS else "model" if server_side and tool in MODEL_TOOLS
-                         else "replay") for tool in TOOL_NAMES}
-        raw = env.get(ENV_BACKENDS, "").strip()
-        entries = [e.strip() for e in raw.split(",") if e.strip()]
-        default = next((e.split("=", 1)[1].strip() for e in entries if e.startswith("*=")), None)
-        if default is not None:
-            chosen = dict.fromkeys(TOOL_NAMES, default)
-        for entry in entries:
-            tool, _, backend = entry.partition("=")
-            tool, backend = tool.strip(), backend.strip()
-            if tool == "*":
-                continue
-            if tool not in TOOL_NAMES or backend not in BACKENDS:
-                raise ValueError(f"{ENV_BACKENDS}: bad entry {entry!r}; expected <tool>=<backend> with a tool of "
-                                 f"{', '.join(TOOL_NAMES)} and a backend of {', '.join(BACKENDS)}")
-            chosen[tool] = backend
-        for tool, backend in chosen.items():
-            if backend not in BACKENDS:
-                raise ValueError(f"{ENV_BACKENDS}: backend {backend!r} for {tool}; known: {', '.join(BACKENDS)}")
-            if backend == "local" and tool not in LOCAL_TOOLS:
-                raise ValueError(f"{ENV_BACKENDS}: {tool} has no local backend (local tools: {', '.join(LOCAL_TOOLS)})")
-            if backend == "model" and tool not in MODEL_TOOLS:
-                raise ValueError(f"{ENV_BACKENDS}: {tool} has no model backend (model tools: {', '.join(MODEL_TOOLS)})")
-        if server_side and "remote" in chosen.values():
-            raise ValueError(f"{ENV_BACKENDS}: a tool server runs tools itself; 'remote' is not allowed there")
-        server = env.get(ENV_SERVER, "").strip() or None
-        if "remote" in chosen.values() and server is None:
-            raise ValueError(f"{ENV_BACKENDS} sends tools to a tool server: set {ENV_SERVER}=http://host:port")
-        return cls(chosen, server)
-
-    def describe(self) -> dict[str, Any]:
-        return {"backends": dict(self.backends), "server_url": mask_url(self.server_url) if self.server_url else None}
+    reason: str | None = None
 
 
 def utf8_text(text: str) -> str:
@@ -141,13 +106,6 @@ def utf8_text(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
-
-
-def runtime_redactor(config: RuntimeConfig, environ: Mapping[str, str]) -> Redactor:
-    """Every secret of `environ` and the process (`judges.secrets`), plus the VLM endpoint's URL credentials and
-    key (the variable `LMMS_AGENTIC_AGENTX_VLM_API_KEY_ENV` names), the tool-server URL and token."""
-    return redactor(config.server_url, environ.get(ENV_VLM_URL), *vlm_secrets(environ), environ.get(ENV_TOKEN),
-                    environ=environ)
 
 
 def _check_inputs(call: BoundCall, images: Mapping[str, Image.Image]) -> None:
@@ -254,6 +212,8 @@ class ToolRuntime:
     _key_locks: dict[str, _KeyLock] = field(default_factory=dict)
     _pool: concurrent.futures.ThreadPoolExecutor = field(
         default_factory=lambda: concurrent.futures.ThreadPoolExecutor(16, thread_name_prefix="agentx-tool"))
+    failures: Failures = field(default_factory=Failures)
+    _served: dict[str, str] | None = None
 
     def __post_init__(self) -> None:
         self._memo = MemoCache(self.memo_entries, self.memo_bytes)
@@ -287,9 +247,27 @@ class ToolRuntime:
                 if not entry.users:
                     del self._key_locks[key]
 
+    def check_server(self) -> None:
+        """Check the tool server once, if any tool is `remote` (`availability.check_server`: raises
+        `ToolServerError`, one line, when it cannot serve them)."""
+        with self._lock:
+            if self._served is None:
+                self._served = check_server(self.config)
+
+    def unready(self) -> dict[str, str]:
+        """The tools this runtime cannot run -> why (a tool server's start-up check)."""
+        return unready(self.config, self.models, self.sandbox)
+
+    def backend_used(self, tool: str) -> str:
+        """The tool's backend; a `remote` one with the server's backend for it once checked (`remote:model`)."""
+        backend = self.config.backends[tool]
+        served = (self._served or {}).get(tool)
+        return f"{backend}:{served}" if backend == "remote" and served else backend
+
     def describe(self) -> dict[str, Any]:
         sandboxed = any(self.config.backends.get(t) == "local" for t in SANDBOXED_TOOLS)
-        return {**self.config.describe(), "limits": {t: vars(LIMITS.get(t, DEFAULT_LIMITS)) for t in TOOL_NAMES},
+        return {**self.config.describe(), "backends_used": {t: self.backend_used(t) for t in self.config.backends},
+                "limits": {t: vars(LIMITS.get(t, DEFAULT_LIMITS)) for t in TOOL_NAMES},
                 "sandbox": self.sandbox().describe() if sandboxed else None,
                 "bounds": {"memo_entries": self.memo_entries, "memo_bytes": self.memo_bytes,
                            "max_output_pixels": MAX_OUTPUT_PIXELS, "max_observation_chars": MAX_OBSERVATION}}
@@ -304,7 +282,7 @@ class ToolRuntime:
             return self.models.run(call.tool, call.arguments, images), None
         if backend == "remote":
             assert self.config.server_url is not None
-            return call_remote(self.config.server_url, call, images, limits.wall_s), None
+            return call_remote(self.config.server_url, call, images, limits.wall_s + REMOTE_GRACE_S), None
         found = replay_backend.replay(doc, call.tool, call.arguments, used, images=call.images, n_inputs=n_inputs)
         if found is None:
             raise ReplayMiss(replay_backend.unavailable(call.tool))
@@ -324,7 +302,9 @@ class ToolRuntime:
             key = _memo_key(call, images)  # hashed once per call: the images' pixels are the costly part
             with self._exclusive(key):
                 return self._execute(doc, call, images, backend, used_gold_steps, key, n_inputs)
-        return self._execute(doc, call, images, backend, used_gold_steps, None, n_inputs)
+        observed = self._execute(doc, call, images, backend, used_gold_steps, None, n_inputs)
+        used = self.backend_used(call.tool)
+        return observed if used == backend else dataclasses.replace(observed, backend=used)
 
     def _observe(self, text: str, status: str, backend: str, started: float, image: Image.Image | None = None,
                  gold: int | None = None, cached: bool = False) -> Observation:
@@ -344,7 +324,8 @@ class ToolRuntime:
         try:
             _check_inputs(call, images)
             future = self._pool.submit(self._run, doc, call, images, backend, tuple(used_gold_steps), n_inputs)
-            grace = SANDBOX_GRACE_S if backend == "local" and call.tool in SANDBOXED_TOOLS else 0.0
+            grace = SANDBOX_GRACE_S if backend == "local" and call.tool in SANDBOXED_TOOLS else \
+                REMOTE_GRACE_S + 1.0 if backend == "remote" else 0.0
             failure = future.exception(timeout=limit + grace)
             if failure is not None:
                 return self._failed(call, failure, backend, started, key)
@@ -365,6 +346,11 @@ class ToolRuntime:
         """The observation of a call whose tool raised `failure` (only a `KeyboardInterrupt` is re-raised)."""
         if isinstance(failure, KeyboardInterrupt):
             raise failure
+        if isinstance(failure, ToolInfrastructureError):
+            reason = utf8_text(self._redactor.text(str(failure) or failure.__class__.__name__))
+            self.failures.add(call.tool, reason)
+            observed = self._observe(unavailable_text(call.tool), "unavailable", backend, started)
+            return dataclasses.replace(observed, reason=reason)
         if isinstance(failure, ToolUnavailable):
             return self._observe(f"Error: {call.tool}: {failure}", "unavailable", backend, started)
         if isinstance(failure, ReplayMiss):
@@ -399,6 +385,12 @@ def default_runtime() -> ToolRuntime:
         if _DEFAULT is None:
             _DEFAULT = ToolRuntime()
         return _DEFAULT
+
+
+def default_failures() -> dict[str, dict[str, int]]:
+    """The per-process runtime's infrastructure failures ({} when it was never made)."""
+    with _DEFAULT_LOCK:
+        return _DEFAULT.failures.counts() if _DEFAULT is not None else {}
 
 
 def reset_default_runtime() -> None:

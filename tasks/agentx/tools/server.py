@@ -6,7 +6,9 @@
 Owns the socket side: the handler, the threaded server with its connection cap, worker slots and body budget
 (`server_http.ServerLimits`), `ToolServer` (a background thread, for tests and notebooks) and `serve` (the
 command).  The server executes with its own runtime (its `LMMS_AGENTIC_AGENTX_TOOLS`, default: local tools
-local, the model tools on `model` when their settings are present); `remote` on the server side is refused.
+local, the model tools on `model`); `remote` on the server side is refused.  At start-up it checks what it can run
+(`availability.unready`: settings, packages, the sandbox; `replay` never runs here) and offers only that: the
+others are printed with their reason, listed under `unavailable`, and a call to one gets a 503 JSON error.
 
 Security: the Solver and CodePlotter tools run code, so the server binds 127.0.0.1 unless told otherwise and
 refuses a non-loopback address without a bearer token (`LMMS_AGENTIC_AGENTX_TOOL_TOKEN` or `--token-file`; never
@@ -14,9 +16,10 @@ on the command line, where `ps` shows it), compared in constant time.  Every req
 read (see `server_http`), every malformed one gets a 4xx JSON `{"error": ...}` and every failure a 500 JSON, and
 every reply's text passes through the project's redactor.
 
-Protocol (JSON): `GET /v1/tools` -> `{"tools": {tool: backend}}`; `POST /v1/tools/<Tool>` with `{"arguments":
-{...}, "images": {argument: base64 PNG}}` -> `{"text", "image": base64 PNG | null, "error": str | null}` (200:
-the tool ran, `error` is its failure; 422: the arguments do not type-check).
+Protocol (JSON): `GET /v1/tools` -> `{"tools": {tool: backend}, "unavailable": {tool: reason}}`; `POST
+/v1/tools/<Tool>` with `{"arguments": {...}, "images": {argument: base64 PNG}}` -> `{"text", "image": base64 PNG |
+null, "error": str | null}` (200: the tool ran, `error` is its failure; 422: the arguments do not type-check; 503:
+the tool cannot run here, or its backend failed for a reason outside the call).
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from PIL import Image
 from lmms_agentic.judges.secrets import Redactor, redactor
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue
 from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, DeadlineReader, ImageRefused, decode_image, encode_image
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
+from lmms_agentic.tasks.agentx.tools.runtime_config import RuntimeConfig
 from lmms_agentic.tasks.agentx.tools.server_http import (
     Budget,
     HttpError,
@@ -143,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._authorise()
         if self._path() != _PREFIX:
             raise HttpError(404, "no such path; GET /v1/tools or POST /v1/tools/<Tool>")
-        return 200, {"tools": dict(self.server.runtime.config.backends)}
+        return 200, {"tools": self.server.offered(), "unavailable": dict(self.server.unready)}
 
     def _tool(self) -> str:
         path = self._path()
@@ -166,6 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _post(self) -> Reply:
         self._authorise()
         tool = self._tool()
+        if tool in self.server.unready:
+            raise HttpError(503, f"{tool} cannot run on this tool server ({self.server.unready[tool]})")
         limits = self.server.limits
         length = declared_length(self.headers, limits.max_body)
         with self.server.budget.hold(length, limits.queue_wait_s):
@@ -191,11 +197,16 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], runtime: ToolRuntime, token: str, limits: ServerLimits) -> None:
         self.address_family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
         self.runtime, self.token, self.limits = runtime, token, limits
+        self.unready = runtime.unready()
         self.redact: Redactor = redactor(token)
         self.budget = Budget(limits.inflight_bytes)
         self._connections = threading.BoundedSemaphore(limits.max_connections)
         self._workers = threading.BoundedSemaphore(limits.max_workers)
         super().__init__(address, _Handler)
+
+    def offered(self) -> dict[str, str]:
+        """The tools this server runs -> their backend (those it cannot run are in `unready`)."""
+        return {tool: backend for tool, backend in self.runtime.config.backends.items() if tool not in self.unready}
 
     @contextlib.contextmanager
     def worker(self, wait_s: float) -> Iterator[None]:
@@ -239,6 +250,8 @@ class _Server(ThreadingHTTPServer):
 
     def execute(self, call: BoundCall, images: Sequence[Image.Image]) -> dict[str, Any]:
         observed = self.runtime.execute({"gt_steps_flat_json": "[]"}, call, list(images))
+        if observed.status == "unavailable":  # not the call's fault: the client counts it as unavailable
+            raise HttpError(503, f"{call.tool} is unavailable on the tool server ({observed.reason or observed.text})")
         if observed.status != "ok":
             return {"text": "", "image": None, "error": observed.text}
         return {"text": observed.text,
@@ -293,7 +306,9 @@ def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, token_file: Path | 
     access = "bearer token required" if server.token_required else "no token (loopback only)"
     print(f"Agent-X tool server on {server.url} ({access}; {limits.max_workers} workers, bodies up to "
           f"{limits.max_body >> 20} MiB, images up to {limits.max_pixels // 1_000_000} MP)", flush=True)
-    print(f"tool backends: {json.dumps(dict(server.httpd.runtime.config.backends))}", flush=True)
+    print(f"tool backends: {json.dumps(server.httpd.offered())}", flush=True)
+    for tool, reason in server.httpd.unready.items():
+        print(f"not offered: {tool} ({reason})", flush=True)
     try:
         with contextlib.suppress(KeyboardInterrupt):
             server.httpd.serve_forever()

@@ -11,7 +11,7 @@ from PIL import Image
 
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
-from lmms_agentic.tasks.agentx.tools.local import ToolError
+from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError
 from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
 from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
 from lmms_agentic.tasks.agentx.tools.server import ToolServer
@@ -68,7 +68,9 @@ def test_tiny_detector_locates_and_counts(tiny_detector: Path) -> None:
 
 
 def test_model_tool_without_its_setting_says_which_variable() -> None:
-    with pytest.raises(ToolError, match="LMMS_AGENTIC_AGENTX_DETECTOR"):
+    assert ModelTools({}).missing("ObjectCounter") == ModelTools({}).missing("LocateObjectByText")
+    assert "LMMS_AGENTIC_AGENTX_DETECTOR" in str(ModelTools({}).missing("ObjectCounter"))
+    with pytest.raises(ToolInfrastructureError, match=r"^the model backend needs LMMS_AGENTIC_AGENTX_DETECTOR"):
         ModelTools({}).run("ObjectCounter", {"text": "cat"}, {"image": Image.new("RGB", (8, 8))})
 
 
@@ -91,14 +93,15 @@ def test_tool_server_on_loopback_runs_tools_for_a_remote_runtime() -> None:
     server_runtime = ToolRuntime(RuntimeConfig.from_env({}, server_side=True), sandbox_warm=0)
     server = ToolServer(server_runtime).start()
     try:
-        config = RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote",
+        config = RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "DrawBoundingBox=remote,Calculator=remote",
                                          "LMMS_AGENTIC_AGENTX_TOOL_SERVER": server.url})
         client = ToolRuntime(config, sandbox_warm=0)
+        client.check_server()
         image = Image.new("RGB", (50, 50), "white")
         call = bind("DrawBoundingBox", {"image": "image_1", "bbox": "(5, 5, 20, 20)"}, 1, 1)
         assert isinstance(call, BoundCall)
         drawn = client.execute({"gt_steps_flat_json": "[]"}, call, [image])
-        assert drawn.status == "ok" and drawn.backend == "remote" and drawn.image is not None
+        assert drawn.status == "ok" and drawn.backend == "remote:local" and drawn.image is not None
         assert drawn.image.getpixel((5, 10)) == (255, 0, 0)
         bad = bind("Calculator", {"expression": "1/0"}, 1, 1)
         assert isinstance(bad, BoundCall)
@@ -109,7 +112,8 @@ def test_tool_server_on_loopback_runs_tools_for_a_remote_runtime() -> None:
     unreachable = ToolRuntime(RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote",
                                                       "LMMS_AGENTIC_AGENTX_TOOL_SERVER": server.url}),
                               sandbox_warm=0).execute({"gt_steps_flat_json": "[]"}, bad, [image])
-    assert unreachable.status == "error" and "did not answer" in unreachable.text
+    assert unreachable.status == "unavailable" and unreachable.text == "Calculator is unavailable right now."
+    assert unreachable.reason is not None and "did not answer" in unreachable.reason
 
 
 @pytest.mark.parametrize(("setting", "message"), [

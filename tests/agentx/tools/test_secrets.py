@@ -120,6 +120,12 @@ def _describe(environ: Mapping[str, str]) -> Observation:
     return _runtime(environ).execute(DOC, CALLS["model"], [IMAGE])
 
 
+def _unavailable(seen: Observation, reason: str) -> bool:
+    """An infrastructure failure: the neutral observation for the model, the reason kept apart."""
+    return seen.status == "unavailable" and seen.text == "SceneDescriber is unavailable right now." and \
+        seen.reason is not None and reason in seen.reason
+
+
 def test_an_endpoint_echoing_the_authorization_header_never_shows_the_key(echo_vlm: ScriptedJudgeServer,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-echo-0123456789abcdef")
@@ -140,11 +146,12 @@ def test_url_user_info_is_sent_as_a_header_and_never_shown(echo_vlm: ScriptedJud
     with ScriptedJudgeServer(lambda call: ScriptedReply(None, status=404)) as missing:
         with_user = missing.base_url.replace("//", "//agent:pw-0123456789@")
         failed = _describe({"LMMS_AGENTIC_AGENTX_VLM_BASE_URL": with_user, "LMMS_AGENTIC_AGENTX_VLM_MODEL": "m"})
-    assert failed.status == "error" and "404" in failed.text
-    assert "pw-0123456789" not in failed.text and "agent:" not in failed.text
+    assert _unavailable(failed, "404")
+    assert "pw-0123456789" not in str(failed.reason) and "agent:" not in str(failed.reason)
     refused = _describe({"LMMS_AGENTIC_AGENTX_VLM_BASE_URL": "http://agent:pw-0123456789@127.0.0.1:9/v1",
                          "LMMS_AGENTIC_AGENTX_VLM_MODEL": "m"})
-    assert refused.status == "error" and "pw-0123456789" not in refused.text and "agent:" not in refused.text
+    assert _unavailable(refused, "the VLM endpoint failed")
+    assert "pw-0123456789" not in str(refused.reason) and "agent:" not in str(refused.reason)
 
 
 def test_server_url_credentials_are_masked_in_the_results_file() -> None:
@@ -159,7 +166,7 @@ def test_a_dripping_endpoint_meets_the_total_deadline() -> None:
         seen = _describe({"LMMS_AGENTIC_AGENTX_VLM_BASE_URL": server.base_url, "LMMS_AGENTIC_AGENTX_VLM_MODEL": "m",
                           "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT": "1"})
         elapsed = time.monotonic() - started
-    assert seen.status == "error" and "within 1 s" in seen.text
+    assert _unavailable(seen, "within 1 s")
     assert elapsed < 10
 
 
@@ -171,10 +178,10 @@ def test_a_dripping_endpoint_meets_the_total_deadline() -> None:
      "not a chat completion"),
     (ScriptedReply(None, body=b"[" * 100_000), "not a chat completion"),
 ], ids=["oversized", "content not text", "5000-digit content", "deeply nested"])
-def test_bad_vlm_replies_are_error_observations(reply: ScriptedReply, message: str) -> None:
+def test_bad_vlm_replies_are_unavailable_not_observations(reply: ScriptedReply, message: str) -> None:
     with ScriptedJudgeServer(lambda call: reply) as server:
         seen = _describe({"LMMS_AGENTIC_AGENTX_VLM_BASE_URL": server.base_url, "LMMS_AGENTIC_AGENTX_VLM_MODEL": "m"})
-    assert seen.status == "error" and message in seen.text, seen.text
+    assert _unavailable(seen, message), (seen.text, seen.reason)
 
 
 def test_a_long_description_is_capped() -> None:
@@ -230,4 +237,4 @@ def test_output_images_are_capped_on_every_backend(backend: str, monkeypatch: py
 def test_a_bad_vlm_timeout_names_its_variable(setting: str) -> None:
     seen = _describe({"LMMS_AGENTIC_AGENTX_VLM_BASE_URL": "http://127.0.0.1:9/v1", "LMMS_AGENTIC_AGENTX_VLM_MODEL": "m",
                       "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT": setting})
-    assert seen.status == "error" and "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT" in seen.text
+    assert _unavailable(seen, "LMMS_AGENTIC_AGENTX_VLM_TIMEOUT")
