@@ -218,3 +218,26 @@ def test_lmms_eval_stops_at_start_up_against_a_misconfigured_server(tmp_path: Pa
     assert run.results_file is None  # stopped before any call: no results, no samples
     assert not list((tmp_path / "run").rglob("*_samples_*.jsonl"))
     assert "SceneDescriber is unavailable right now" not in run.log
+
+
+@pytest.mark.e2e
+def test_lmms_eval_with_a_vlm_endpoint_down_counts_unavailable_and_warns(tmp_path: Path) -> None:
+    env = {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_BASE_URL": None, "LMMS_AGENTIC_JUDGE_PRESET": None,
+           "LMMS_AGENTIC_AGENTX_TOOLS": "SceneDescriber=model"}
+    with ScriptedJudgeServer(lambda request: ScriptedReply(None, status=503)) as vlm:
+        run = run_lmms_eval(["--model", "agentic_scripted", "--model_args",
+                             f"policy=script,script={write(tmp_path, gold_script())}", "--tasks", "agentx_tools"],
+                            tmp_path / "run", env={**env, **_vlm_env(vlm.base_url)})
+    run.assert_ok()
+    text = run.results["results"]["agentx_tools_text_answer"]
+    assert text["tool_unavailable_rate,none"] > 0
+    recorded = run.results["lmms_agentic"]["data"]["agentx_tools"]
+    assert recorded["per_tool"]["text_answer"]["SceneDescriber"]["backends"] == ["model"]
+    assert recorded["per_tool"]["text_answer"]["SceneDescriber"]["error_rate"] == 0.0
+    assert recorded["tools"]["backends_used"]["SceneDescriber"] == "model"
+    (reason, count), = recorded["infrastructure_failures"]["SceneDescriber"].items()
+    assert count == 3 and reason == "the VLM endpoint answered HTTP 503"  # the gold script's three descriptions
+    assert f"SceneDescriber was unavailable for 3 call(s) for reasons outside the model ({reason} (3x))" in run.log
+    observations = [entry["observation"] for record in run.records("agentx_tools_text_answer")
+                    for entry in record["rounds"] if entry["tool"] == "SceneDescriber"]
+    assert observations == [NEUTRAL] * 3
