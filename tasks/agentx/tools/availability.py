@@ -38,7 +38,7 @@ def unready(config: RuntimeConfig, models: ModelTools, sandbox: Callable[[], San
         if backend == "model":
             reason = models.missing(tool)
         elif backend == "replay":
-            reason = "replay needs the task's reference trace, which a tool server does not have"
+            reason = "a tool server has no reference trace to replay"
         elif backend == "local" and tool in SANDBOXED_TOOLS:
             box = sandbox()
             reason = None if box.available() else unavailable_text(box.reason or "unknown")
@@ -108,6 +108,6 @@ def summary(counts: Mapping[str, Mapping[str, int]]) -> list[str]:
         total = sum(reasons.values())
         shown = "; ".join(f"{reason} ({count}x)" for reason, count in sorted(reasons.items(), key=lambda r: -r[1]))
         lines.append(f"agentx_tools: {tool} was unavailable for {total} call(s) for reasons outside the model "
-                     f"({shown}); they count in tool_unavailable_rate, not in the tool's results: fix its backend "
-                     "and re-run")
+                     f"({shown}); they count in tool_unavailable_rate, not tool_error_rate: fix its backend and "
+                     "re-run")
     return lines
