@@ -5,18 +5,25 @@ their tool calls, run concurrently).
 Per-sample results are those of lmms-eval's sequential `_run_generate_until_agentic` (same requests per round, same
 contexts, same visuals, same terminal payloads, the same step-limit fallback and `--agentic_trace_mode full` trace),
 because a document's rounds depend only on its own earlier rounds; `perf/agentx_tools.py` and the tests compare the
-two response by response.  One deliberate difference: a round's `model_output` in the full trace has lone surrogates
-replaced (U+FFFD), so a hostile reply cannot make lmms-eval's UTF-8 sample log unwritable.  Opt in with
-`LMMS_AGENTIC_AGENTIC_BATCH=1` (then `install()` replaces lmms-eval's loop in `lmms_eval.evaluator` for the run;
-the results file records it); `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool
-persists in the process).
+two response by response, and the e2e tests compare the whole logged samples.  In both loops a stored response is
+valid UTF-8 (a round's `model_output` in the full trace has lone surrogates replaced with U+FFFD, which lmms-eval's
+sample writer would fail on, dropping the task's whole log).  Opt in with `LMMS_AGENTIC_AGENTIC_BATCH=1` (then
+`install()` replaces lmms-eval's loop in `lmms_eval.evaluator` for the run; the results file records it);
+`LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool persists in the process).
+
+Step limits never drop a record: in both loops (`install()` always wraps lmms-eval's), an `agentx_tools` request
+whose `max_agentic_steps` (lmms-eval's limit, e.g. `--gen_kwargs max_agentic_steps=4`) is below the task's
+`max_steps` runs with the task's limit lowered to it, prompt included (`step_limited`), so the task ends every
+episode itself and stores its whole record (`stopped: "step_limit"`) instead of lmms-eval's fallback.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import copy
+import functools
 import json
+import logging
 import os
 import threading
 from dataclasses import dataclass, field
@@ -26,6 +33,9 @@ from lmms_agentic.tasks.agentx.tools.runtime import utf8_text
 
 ENV_BATCH = "LMMS_AGENTIC_AGENTIC_BATCH"
 ENV_WORKERS = "LMMS_AGENTIC_AGENTIC_WORKERS"
+LMMS_EVAL_DEFAULT_STEPS = 12
+"""lmms-eval's `max_agentic_steps` when the generation kwargs name none."""
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -142,12 +152,12 @@ def run_generate_until_agentic(lm: Any, requests: list[Any], agentic_trace_mode:
     from lmms_eval.evaluator import unwrap_generation_output
 
     episodes = []
-    for request in requests:
+    for request in step_limited(lm, requests):
         context, kwargs, to_visual, to_text, doc_id, task, split = request.args
         if not callable(to_text):
             raise ValueError("generate_until_agentic requires callable doc_to_text")
         base = copy.deepcopy(kwargs)
-        steps = int(base.pop("max_agentic_steps", 12))
+        steps = int(base.pop("max_agentic_steps", LMMS_EVAL_DEFAULT_STEPS))
         episodes.append(_Episode(context, base, to_visual, to_text, doc_id, task, split, request.metadata, steps))
     pool = _round_pool(workers or int(os.environ.get(ENV_WORKERS, "16")))
     round_idx = 0
@@ -185,12 +195,67 @@ def _round_pool(threads: int) -> concurrent.futures.ThreadPoolExecutor:
         return _POOLS[threads]
 
 
+def _ours(to_text: Any) -> bool:
+    from lmms_agentic.tasks.agentx.tools import hooks
+
+    return isinstance(to_text, functools.partial) and to_text.func is hooks.doc_to_text
+
+
+def _limited(lm: Any, request: Any) -> Any:
+    """`request`, its task limit lowered to lmms-eval's where that is smaller (see the module docstring)."""
+    from lmms_agentic.tasks.agentx.tools import hooks
+
+    context, kwargs, to_visual, to_text, doc_id, task, split = request.args
+    if not _ours(to_text):
+        return request
+    task_kwargs = dict(to_text.keywords.get("lmms_eval_specific_kwargs") or {})
+    agentic = int((kwargs or {}).get("max_agentic_steps", LMMS_EVAL_DEFAULT_STEPS))
+    if agentic < 1:
+        raise ValueError(f"{task}: max_agentic_steps is {agentic}; an episode needs at least one reply")
+    if agentic >= hooks.max_steps(task_kwargs):
+        return request
+    keywords = {**to_text.keywords, "lmms_eval_specific_kwargs": {**task_kwargs, "max_steps": agentic}}
+    lowered = functools.partial(to_text.func, *to_text.args, **keywords)
+    doc = lm.task_dict[task][split][doc_id]
+    first, first_lowered = to_text(doc), lowered(doc)  # the first round's context (lmms-eval's `ctx` holds it)
+    if isinstance(context, str) and isinstance(first, str) and isinstance(first_lowered, str):
+        context = context.replace(first, first_lowered)
+    request.arguments = (context, kwargs, to_visual, lowered, doc_id, task, split)  # in place: the sample log shows it
+    return request
+
+
+def step_limited(lm: Any, requests: list[Any]) -> list[Any]:
+    """The requests as either loop runs them: each `agentx_tools` one with the smaller of the two step limits
+    (changed in place, so the logged `input` is the context the model got)."""
+    return [_limited(lm, request) for request in requests]
+
+
+_LMMS_EVAL_LOOP: Any = None
+
+
+def run_sequential(lm: Any, requests: list[Any], *args: Any, **kwargs: Any) -> list[Any]:
+    """lmms-eval's own sequential loop, on the step-limited requests; our responses made valid UTF-8 (as in
+    `_advance`: its full trace logs each raw reply)."""
+    limited = step_limited(lm, requests)
+    responses = _LMMS_EVAL_LOOP(lm, limited, *args, **kwargs)
+    return [utf8_text(response) if isinstance(response, str) and _ours(request.args[3]) else response
+            for request, response in zip(limited, responses, strict=True)]
+
+
 def install(environ: Any = None) -> bool:
-    """Replace lmms-eval's sequential agentic loop with the batched one when `LMMS_AGENTIC_AGENTIC_BATCH=1`."""
-    env = os.environ if environ is None else environ
-    if str(env.get(ENV_BATCH, "")).strip().lower() not in ("1", "true", "yes"):
-        return False
+    """Wrap lmms-eval's sequential agentic loop (`run_sequential`), or replace it with the batched one when
+    `LMMS_AGENTIC_AGENTIC_BATCH=1`; returns whether the batched loop runs."""
+    global _LMMS_EVAL_LOOP
     import lmms_eval.evaluator as evaluator
 
-    evaluator._run_generate_until_agentic = run_generate_until_agentic
-    return True
+    env = os.environ if environ is None else environ
+    batch = str(env.get(ENV_BATCH, "")).strip().lower() in ("1", "true", "yes")
+    current = getattr(evaluator, "_run_generate_until_agentic", None)
+    if current is None:
+        log.warning("agentx_tools: lmms_eval.evaluator has no _run_generate_until_agentic; the step limits and the "
+                    "batched loop are not installed")
+        return False
+    if current not in (run_sequential, run_generate_until_agentic):
+        _LMMS_EVAL_LOOP = current
+    evaluator._run_generate_until_agentic = run_generate_until_agentic if batch else run_sequential
+    return batch

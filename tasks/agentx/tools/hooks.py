@@ -4,7 +4,9 @@
 context; called with `previous_output`/`round_idx`/`previous_round_info` it applies the model's last reply
 (`protocol.round_step`: one tool call executed by the runtime, an answer, or an invalid step) and returns
 `(visuals, next_context, terminal, outputs, round_info)`.  The step limit is `max_steps` in
-`lmms_eval_specific_kwargs` (declared next to `max_agentic_steps` in the YAML; the smaller one wins).
+`lmms_eval_specific_kwargs` (declared next to `max_agentic_steps` in the YAML; the smaller one wins: `batched.py`
+lowers `max_steps` to lmms-eval's limit, so the task always ends the episode and stores its whole record; the state
+keeps the limit it ran under).
 `process_results` rebuilds the executed trace in the one-shot Agent-X record shape (each call a step whose
 `tool_output` is the real observation) and scores it with the existing path: the core's deterministic fields
 (`core/scoring.py`), the ten judged metrics (`judge.py`, so the judge sees the real outputs), plus the execution
@@ -89,7 +91,7 @@ def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, 
         return protocol.initial_context(doc["query"], len(input_visuals(doc, lmms_eval_specific_kwargs)), limit)
     if previous_round_info is None:
         visuals = input_visuals(doc, lmms_eval_specific_kwargs)
-        state = protocol.new_state(len(visuals))
+        state = protocol.new_state(len(visuals), limit)
     else:
         visuals = list(previous_round_info["visuals"])
         state = {**previous_round_info["state"], "rounds": list(previous_round_info["state"]["rounds"])}
@@ -134,7 +136,7 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True,
     if state is None:
         episode_error = "the response holds no agentx_tools episode (was the task run with generate_until_agentic?)"
         state = protocol.new_state(0)
-    limit = max_steps(kwargs)
+    limit = int(state.get("max_steps") or max_steps(kwargs))
     trace = parse_trace(json.dumps(executed_trace(state), ensure_ascii=False), release_data.TOOL_NAMES,
                         release_data.LEGACY_ALIASES)
     scored = score_trace(doc, trace)

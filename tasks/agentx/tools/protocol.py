@@ -199,9 +199,10 @@ def parse_reply(text: str) -> Action:
         return Action("invalid", error=f"the object could not be used: {err}")
 
 
-def new_state(n_inputs: int) -> dict[str, Any]:
-    return {"protocol": PROTOCOL_VERSION, "n_inputs": n_inputs, "rounds": [], "finished": False,
-            "stopped": None, "final_answer": None}
+def new_state(n_inputs: int, max_steps: int | None = None) -> dict[str, Any]:
+    """A new episode; `max_steps` is the step limit it runs under (recorded for the execution summary)."""
+    return {"protocol": PROTOCOL_VERSION, "n_inputs": n_inputs, "max_steps": max_steps, "rounds": [],
+            "finished": False, "stopped": None, "final_answer": None}
 
 
 def transcript(query: str, state: Mapping[str, Any], max_steps: int) -> str:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 
-from ...conftest import run_lmms_eval
+from ...conftest import CliRun, run_lmms_eval
 from .scripts import gold_script, write
 
 pytestmark = pytest.mark.e2e
@@ -55,16 +57,39 @@ def test_executed_run_with_a_loopback_judge(tmp_path: Path) -> None:
     assert json.dumps(samples)  # every logged round is JSON
 
 
-def _untimed_rounds(run: object, task: str) -> dict[str, list[dict[str, object]]]:
+UNCOMPARED = ("seconds", "cached")
+"""Keys left out of the loops' identity, at any depth of a logged sample: a tool call's measured `seconds` (and
+their per-tool sums) and `cached` (whether the tool's result cache already held the call, which depends on the order
+in which documents ran).  lmms-eval's sample log has no timing field of its own."""
+
+
+def _comparable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items() if k not in UNCOMPARED}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
+
+
+def logged_samples(run: CliRun, task: str) -> dict[str, Any]:
+    """Every logged sample of `task` by item id, whole (the stored response read as JSON) but for `UNCOMPARED`."""
     out = {}
-    for record in run.records(task):  # type: ignore[attr-defined]
-        rounds = [{k: v for k, v in entry.items() if k not in ("seconds", "cached")} for entry in record["rounds"]]
-        out[str(record["id"])] = rounds
+    for sample in run.samples(task):
+        record, response = read_record(sample), sample.get("filtered_resps")
+        key = str(record["id"]) if record else f"doc {sample['doc_id']}"
+        out[key] = _comparable({**sample, "filtered_resps": json.loads(response)}
+                               if isinstance(response, str) else sample)
     return out
 
 
+def _untimed_rounds(run: CliRun, task: str) -> dict[str, list[dict[str, object]]]:
+    return {str(record["id"]): _comparable(record["rounds"]) for record in run.records(task)}
+
+
 def test_batched_round_loop_in_lmms_eval_gives_the_sequential_results(tmp_path: Path) -> None:
-    script = write(tmp_path, {**gold_script(), "6": ['{"tool": "OCR", "arguments": {"image": "image_1"}}']})
+    gold = gold_script()
+    script = write(tmp_path, {**gold, "6": ['{"tool": "OCR", "arguments": {"image": "image_1"}}'],
+                              "9": ["a lone \ud800 surrogate, then the gold trace", *gold["9"]]})
     args = ["--model", "agentic_scripted", "--model_args", f"policy=script,script={script}", "--tasks", "agentx_tools",
             "--agentic_trace_mode", "full"]
     env = {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_BASE_URL": None, "LMMS_AGENTIC_JUDGE_PRESET": None}
@@ -74,8 +99,10 @@ def test_batched_round_loop_in_lmms_eval_gives_the_sequential_results(tmp_path: 
     batched.assert_ok()
     assert batched.results["lmms_agentic"]["data"]["agentx_tools"]["round_loop"] == "batched"
     assert sequential.results["lmms_agentic"]["data"]["agentx_tools"]["round_loop"] == "lmms-eval sequential"
-    for task in ("agentx_tools_text_answer", "agentx_tools_generative"):
-        assert _untimed_rounds(sequential, task) == _untimed_rounds(batched, task)
+    for task in ("agentx_tools_text_answer", "agentx_tools_generative"):  # the whole logged sample, full trace
+        assert logged_samples(sequential, task) == logged_samples(batched, task), task
+    first = logged_samples(sequential, "agentx_tools_text_answer")["9"]["filtered_resps"]["agentic_rounds"][0]
+    assert first["model_output"] == "a lone \ufffd surrogate, then the gold trace"  # logged, as valid UTF-8
     rounds = _untimed_rounds(batched, "agentx_tools_text_answer")["6"]
     assert len(rounds) == 8 and all(r["tool"] == "OCR" for r in rounds)  # never finishes: stopped at the limit
     for key in ("valid_call_rate", "steps_used", "finished_rate", "exact_match_acc"):
