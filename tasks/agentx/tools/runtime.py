@@ -6,7 +6,8 @@ recorded output, `replay.py`) and `remote` (the same call sent to a tool server,
 for Calculator, Solver, CodePlotter, DrawBoundingBox, OverlayText and OCR; `replay` for every other tool (on a
 tool server: `model` for the model tools).  Configuration:
 `LMMS_AGENTIC_AGENTX_TOOLS="LocateObjectByText=model,SceneDescriber=remote,*=replay"` (a `*` entry sets every
-tool not named; named entries win) and `LMMS_AGENTIC_AGENTX_TOOL_SERVER=http://host:port` for `remote`.
+tool not named, except that `*=remote` leaves MathOCR and WebSearch, which no server runs, on replay; named entries
+win) and `LMMS_AGENTIC_AGENTX_TOOL_SERVER=http://host:port` for `remote`.
 
 Limits (`LIMITS`): a wall-clock limit for every tool; the sandboxed tools also get CPU seconds and an address-space
 cap in their subprocess; in-process tools get input caps (`MAX_PIXELS`, `MAX_TEXT`) since a thread cannot be

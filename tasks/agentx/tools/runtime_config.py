@@ -35,7 +35,9 @@ class RuntimeConfig:
         raw = env.get(ENV_BACKENDS, "").strip()
         entries = [e.strip() for e in raw.split(",") if e.strip()]
         default = next((e.split("=", 1)[1].strip() for e in entries if e.startswith("*=")), None)
-        if default is not None:
+        if default == "remote":  # tools with no real backend anywhere (MathOCR, WebSearch) stay on replay
+            chosen = {tool: "remote" if tool in LOCAL_TOOLS or tool in MODEL_TOOLS else "replay" for tool in TOOL_NAMES}
+        elif default is not None:
             chosen = dict.fromkeys(TOOL_NAMES, default)
         for entry in entries:
             tool, _, backend = entry.partition("=")

@@ -122,3 +122,11 @@ def test_tool_server_on_loopback_runs_tools_for_a_remote_runtime() -> None:
 def test_bad_backend_configuration_is_one_clear_line(setting: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": setting})
+
+
+def test_star_remote_leaves_the_replay_only_tools_on_replay() -> None:
+    config = RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote,OCR=local",
+                                     "LMMS_AGENTIC_AGENTX_TOOL_SERVER": "http://127.0.0.1:9"})
+    assert config.backends["MathOCR"] == config.backends["WebSearch"] == "replay"  # no server runs them
+    assert config.backends["SceneDescriber"] == config.backends["Solver"] == "remote"
+    assert config.backends["OCR"] == "local"  # a named entry wins
