@@ -32,8 +32,8 @@ HOSTILE = [
 
 @pytest.mark.parametrize("loop", [
     [],  # lmms-eval's sequential loop, basic trace
-    # the batched loop with the full per-round trace (lmms-eval's sequential loop logs each raw reply in full mode,
-    # and its sample writer drops the whole log of a task on a lone surrogate: an lmms-eval limitation)
+    # the batched loop with the full per-round trace, which logs every reply (both loops replace lone surrogates
+    # before lmms-eval's sample writer sees them; test_e2e.py compares the two loops' logs with a surrogate reply)
     ["--agentic_trace_mode", "full"]], ids=["sequential", "batched-full-trace"])
 def test_hostile_replies_and_an_echoing_vlm_through_the_cli(tmp_path: Path, loop: list[str]) -> None:
     key = "sk-e2e-" + secrets.token_hex(16)
