@@ -29,6 +29,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_agentic.tasks.agentx.tools.protocol import max_steps
 from lmms_agentic.tasks.agentx.tools.runtime import utf8_text
 
 ENV_BATCH = "LMMS_AGENTIC_AGENTIC_BATCH"
@@ -195,16 +196,17 @@ def _round_pool(threads: int) -> concurrent.futures.ThreadPoolExecutor:
         return _POOLS[threads]
 
 
-def _ours(to_text: Any) -> bool:
-    from lmms_agentic.tasks.agentx.tools import hooks
+_EPISODE_HOOK = ("lmms_agentic.tasks.agentx.tools.hooks", "doc_to_text")  # named, not imported: hooks imports us
 
-    return isinstance(to_text, functools.partial) and to_text.func is hooks.doc_to_text
+
+def _ours(to_text: Any) -> bool:
+    """Whether a request's `doc_to_text` is `agentx_tools`'s episode hook."""
+    func = to_text.func if isinstance(to_text, functools.partial) else None
+    return (getattr(func, "__module__", None), getattr(func, "__name__", None)) == _EPISODE_HOOK
 
 
 def _limited(lm: Any, request: Any) -> Any:
     """`request`, its task limit lowered to lmms-eval's where that is smaller (see the module docstring)."""
-    from lmms_agentic.tasks.agentx.tools import hooks
-
     context, kwargs, to_visual, to_text, doc_id, task, split = request.args
     if not _ours(to_text):
         return request
@@ -212,7 +214,7 @@ def _limited(lm: Any, request: Any) -> Any:
     agentic = int((kwargs or {}).get("max_agentic_steps", LMMS_EVAL_DEFAULT_STEPS))
     if agentic < 1:
         raise ValueError(f"{task}: max_agentic_steps is {agentic}; an episode needs at least one reply")
-    if agentic >= hooks.max_steps(task_kwargs):
+    if agentic >= max_steps(task_kwargs):
         return request
     keywords = {**to_text.keywords, "lmms_eval_specific_kwargs": {**task_kwargs, "max_steps": agentic}}
     lowered = functools.partial(to_text.func, *to_text.args, **keywords)

@@ -35,7 +35,7 @@ from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
 from lmms_agentic.tasks.agentx.tools import batched, execution, protocol
 from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, default_runtime
 
-DEFAULT_MAX_STEPS = 8
+DEFAULT_MAX_STEPS = protocol.DEFAULT_MAX_STEPS
 LOOP_REPEATS = 3
 RUNTIME_KEY = execution.RUNTIME_KEY
 
@@ -59,8 +59,7 @@ def docs_generative(placeholder: datasets.Dataset) -> datasets.Dataset:
     return agentx_hooks.docs_generative(placeholder)
 
 
-def max_steps(kwargs: Mapping[str, Any] | None) -> int:
-    return int((kwargs or {}).get("max_steps", DEFAULT_MAX_STEPS))
+max_steps = protocol.max_steps
 
 
 def _kwargs(kwargs: Mapping[str, Any] | None) -> dict[str, Any]:

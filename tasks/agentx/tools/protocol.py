@@ -41,6 +41,14 @@ _FENCE = re.compile(r"```(?:json|python)?\s*(.*?)```", re.DOTALL)
 log = logging.getLogger(__name__)
 
 
+DEFAULT_MAX_STEPS = 8
+
+
+def max_steps(kwargs: Mapping[str, Any] | None) -> int:
+    """The task's step limit (`lmms_eval_specific_kwargs.max_steps`, default `DEFAULT_MAX_STEPS`)."""
+    return int((kwargs or {}).get("max_steps", DEFAULT_MAX_STEPS))
+
+
 def instructions(max_steps: int) -> str:
     return "\n".join((
         "You are an intelligent multi-modal agent. Answer the query about the given visual content by calling tools, "
