@@ -148,14 +148,19 @@ class _DeadlineSocket:
         """Nothing: http.client closes the connection before the reply is read (`call_remote` closes the socket)."""
 
 
+def _guard(connection: _Connection | _TlsConnection) -> None:
+    """Keep the connected socket as `raw` and let http.client read through the call's deadline."""
+    connection.raw = connection.sock
+    connection.sock = cast(socket.socket, _DeadlineSocket(connection.sock, connection.deadline))
+
+
 class _Connection(http.client.HTTPConnection):
     deadline = 0.0
     raw: socket.socket | None = None
 
     def connect(self) -> None:
         super().connect()
-        self.raw = self.sock
-        self.sock = cast(socket.socket, _DeadlineSocket(self.sock, self.deadline))
+        _guard(self)
 
 
 class _TlsConnection(http.client.HTTPSConnection):
@@ -164,8 +169,7 @@ class _TlsConnection(http.client.HTTPSConnection):
 
     def connect(self) -> None:
         super().connect()
-        self.raw = self.sock
-        self.sock = cast(socket.socket, _DeadlineSocket(self.sock, self.deadline))
+        _guard(self)
 
 
 def _connection(parts: urllib.parse.SplitResult, deadline: float) -> _Connection | _TlsConnection:

@@ -10,21 +10,12 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from lmms_agentic.tasks.agentx.tools import calculator, isolation, local
+from lmms_agentic.tasks.agentx.tools import calculator, local
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue
 from lmms_agentic.tasks.agentx.tools.local import ToolError
 from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
 
 CALCULATOR = Limits(wall_s=10, cpu_s=2, mem_mb=512)
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Sandbox:
-    if isolation.probe() is not None:
-        pytest.skip(f"no sandbox here: {isolation.probe()}")
-    box = Sandbox(warm=1)
-    yield box
-    box.close()
 
 
 @pytest.mark.parametrize(("expression", "expected"), [

@@ -6,26 +6,16 @@ text carrying the metadata's argument and output descriptions and defaults."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from PIL import Image
 
 from lmms_agentic.tasks.agentx.core.release_data import toolmeta
-from lmms_agentic.tasks.agentx.tools import calculator, isolation, local
+from lmms_agentic.tasks.agentx.tools import calculator, local
 from lmms_agentic.tasks.agentx.tools.catalogue import catalogue_text
 from lmms_agentic.tasks.agentx.tools.local import ToolError
 from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
-
-
-@pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    if isolation.probe() is not None:
-        pytest.skip(f"no sandbox here: {isolation.probe()}")
-    box = Sandbox(warm=1)
-    yield box
-    box.close()
 
 
 # ------------------------------------------------------------------ Calculator (GTA: str(eval(expr)) over math names)
