@@ -22,7 +22,6 @@ Every function returns a `ToolOutput`; bad input is a `ToolError` with a message
 
 from __future__ import annotations
 
-import io
 import math
 import re
 import threading
@@ -77,13 +76,9 @@ def solver(sandbox: Sandbox, command: str, limits: Limits) -> ToolOutput:
 
 def code_plotter(sandbox: Sandbox, command: str, limits: Limits) -> ToolOutput:
     result = _sandboxed(sandbox, "plotter", command, limits)
-    if result.plot_png is None:
+    if result.plot is None:
         raise ToolError("no plot was produced")
-    try:
-        image = Image.open(io.BytesIO(result.plot_png), formats=["PNG"]).convert("RGB")  # validated by the sandbox
-    except Exception as err:
-        raise ToolError(f"the plot could not be read ({err.__class__.__name__})") from None
-    return ToolOutput("the plot", image)
+    return ToolOutput("the plot", result.plot)  # validated and decoded once by the sandbox
 
 
 # ------------------------------------------------------------------ drawing

@@ -69,6 +69,8 @@ class SandboxResult:
     error: str | None
     plot_png: bytes | None = None
     unavailable: bool = False
+    plot: Image.Image | None = None
+    """`plot_png` decoded (RGB), once, while it was validated."""
 
 
 @cache
@@ -145,21 +147,21 @@ def _read_line(fd: int, deadline: float, cap: int) -> tuple[bytes | None, str]:
             return None, "too large"
 
 
-def _check_png(png: bytes) -> str | None:
-    """None for a PNG of at most `MAX_PLOT_SIDE` px a side (size read from its header, before decoding)."""
+def _decode_png(png: bytes) -> tuple[Image.Image | None, str | None]:
+    """(the RGB image, None) for a PNG of at most `MAX_PLOT_SIDE` px a side (size read from its header before any
+    pixel is decoded), else (None, why it is refused)."""
     if not png.startswith(_PNG) or png[12:16] != b"IHDR" or len(png) < 24:
-        return "the plot is not a PNG image"
+        return None, "the plot is not a PNG image"
     width, height = struct.unpack(">II", png[16:24])  # the IHDR chunk, always first
     if width > MAX_PLOT_SIDE or height > MAX_PLOT_SIDE:
-        return f"the plot is {width}x{height} px; the limit is {MAX_PLOT_SIDE} px a side"
+        return None, f"the plot is {width}x{height} px; the limit is {MAX_PLOT_SIDE} px a side"
     try:
         with Image.open(io.BytesIO(png), formats=["PNG"]) as image:
             if image.size != (width, height):
-                return "the plot's PNG header is inconsistent"
-            image.load()
+                return None, "the plot's PNG header is inconsistent"
+            return image.convert("RGB"), None
     except Exception as err:  # any decoder failure: a broken or hostile image is refused, never raised
-        return f"the plot is not a readable PNG ({err.__class__.__name__})"
-    return None
+        return None, f"the plot is not a readable PNG ({err.__class__.__name__})"
 
 
 def parse_result(line: bytes) -> SandboxResult:
@@ -174,16 +176,16 @@ def parse_result(line: bytes) -> SandboxResult:
         return SandboxResult(False, "", "the sandbox returned a malformed result")
     output, error = str(data.get("output") or "")[:MAX_OUTPUT], data.get("error")
     error = None if error is None else str(error)[:MAX_OUTPUT]
-    png = None
+    png = plot = None
     if data.get("plot_png_b64"):
         try:
             png = base64.b64decode(data["plot_png_b64"], validate=True)
         except (binascii.Error, ValueError):
             return SandboxResult(False, output, "the plot is not valid base64")
-        problem = _check_png(png)
+        plot, problem = _decode_png(png)
         if problem is not None:
             return SandboxResult(False, output, problem)
-    return SandboxResult(bool(data["ok"]), output, error, png)
+    return SandboxResult(bool(data["ok"]), output, error, png, plot=plot)
 
 
 def _death_reason(returncode: int, limits: Limits) -> str:
