@@ -8,9 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import lmms_agentic
+from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import catalogue
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 MINI = Path(lmms_agentic.tasks_dir()) / "agentx" / "data" / "mini"
+KWARGS = {"max_steps": 4, "video_mode": "frames", "n_frames": 8}
 FILLERS = {"text": "red block", "bbox": "(2, 2, 30, 30)", "attribute": "color", "position": "top-left",
            "keywords": "a painting", "instruction": "make it a painting", "query": "search", "command": "print(1)"}
 
@@ -64,3 +67,17 @@ def write(folder: Path, script: dict[str, list[str]], name: str = "script.json")
     path = folder / name
     path.write_text(json.dumps(script))
     return path
+
+
+def play(doc: dict[str, Any], replies: list[str], runtime: ToolRuntime) -> dict[str, Any]:
+    """lmms-eval's loop for one document, in miniature: reply, doc_to_text, until terminal or the step limit (the
+    last reply repeats); the scored record."""
+    outputs: list[str] = []
+    info = None
+    for round_idx in range(1, KWARGS["max_steps"] + 1):
+        outputs.append(replies[min(round_idx - 1, len(replies) - 1)])
+        _, _, terminal, updated, info = hooks.doc_to_text(doc, KWARGS, previous_output=outputs, round_idx=round_idx,
+                                                          previous_round_info=info, runtime=runtime)
+        if terminal:
+            return hooks.record(doc, list(updated), judge=False, kwargs=KWARGS)
+    raise AssertionError("the task must end at its step limit")

@@ -13,9 +13,7 @@ import pytest
 from lmms_agentic.tasks.agentx.tools import execution, hooks, protocol
 from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
 
-from .scripts import call, final, gold_script
-
-KWARGS = {"max_steps": 4, "video_mode": "frames", "n_frames": 8}
+from .scripts import KWARGS, call, final, gold_script, play
 
 
 @pytest.fixture(scope="module")
@@ -29,19 +27,6 @@ def docs() -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def runtime() -> ToolRuntime:
     return ToolRuntime(RuntimeConfig.from_env({}), sandbox_warm=0)
-
-
-def play(doc: dict[str, Any], replies: list[str], runtime: ToolRuntime) -> dict[str, Any]:
-    """lmms-eval's loop for one document, in miniature: reply, doc_to_text, until terminal or the step limit."""
-    outputs: list[str] = []
-    info = None
-    for round_idx in range(1, KWARGS["max_steps"] + 1):
-        outputs.append(replies[min(round_idx - 1, len(replies) - 1)])
-        _, _, terminal, updated, info = hooks.doc_to_text(doc, KWARGS, previous_output=outputs, round_idx=round_idx,
-                                                          previous_round_info=info, runtime=runtime)
-        if terminal:
-            return hooks.record(doc, list(updated), judge=False, kwargs=KWARGS)
-    raise AssertionError("the task must end at its step limit")
 
 
 def test_gold_policy_runs_real_local_tools_and_replays_the_rest(docs: dict[str, Any], runtime: ToolRuntime) -> None:

@@ -234,6 +234,17 @@ def _peak_rss_mb(pid: int) -> float:
     raise AssertionError("no VmHWM")
 
 
+@contextlib.contextmanager
+def _abuse(url: str, pid: int, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Around abusive requests: the server answers a good call before and after, and its peak RSS grows < 100 MB."""
+    _good_call_works(url, monkeypatch)
+    before = _peak_rss_mb(pid)
+    yield
+    grown = _peak_rss_mb(pid) - before
+    assert grown < 100, f"peak RSS grew by {grown:.0f} MB"
+    _good_call_works(url, monkeypatch)
+
+
 @pytest.fixture(scope="module")
 def process_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int, int]]:
     """`python -m lmms_agentic tool-server` in its own process (its peak RSS is its own): (url, port, pid)."""
@@ -261,32 +272,24 @@ def process_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[s
 def test_bad_lengths_are_refused_without_reading_the_body(process_server: tuple[str, int, int],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     url, port, pid = process_server
-    _good_call_works(url, monkeypatch)
-    before = _peak_rss_mb(pid)
-    for length, expected in (("-1", 400), ("abc", 400), ("1e9", 400), ("5, 7", 400), ("", 411),
-                             (str(2**63), 413), (str(200 << 20), 413)):
-        for _ in range(3):
-            status, body = _exchange(port, _post("/v1/tools/Calculator", b'{"arguments": {', length=length))
-            assert status == expected, (length, body)
-    grown = _peak_rss_mb(pid) - before
-    assert grown < 100, f"peak RSS grew by {grown:.0f} MB"
-    _good_call_works(url, monkeypatch)
+    with _abuse(url, pid, monkeypatch):
+        for length, expected in (("-1", 400), ("abc", 400), ("1e9", 400), ("5, 7", 400), ("", 411),
+                                 (str(2**63), 413), (str(200 << 20), 413)):
+            for _ in range(3):
+                status, body = _exchange(port, _post("/v1/tools/Calculator", b'{"arguments": {', length=length))
+                assert status == expected, (length, body)
 
 
 def test_decompression_bombs_are_refused_before_decoding(process_server: tuple[str, int, int],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     url, port, pid = process_server
-    _good_call_works(url, monkeypatch)
-    before = _peak_rss_mb(pid)
-    for width, height in ((20_000, 20_000), (9_000, 9_000)):  # over Pillow's own bomb limit / only over ours
-        body = json.dumps({"arguments": {}, "images": {"image": _png_bomb(width, height)}}).encode()
-        assert len(body) < 200_000
-        for _ in range(4):
-            status, reply = _exchange(port, _post("/v1/tools/OCR", body))
-            assert status == 413 and ("limit" in str(reply["error"]) or "bomb" in str(reply["error"])), reply
-    grown = _peak_rss_mb(pid) - before
-    assert grown < 100, f"peak RSS grew by {grown:.0f} MB"
-    _good_call_works(url, monkeypatch)
+    with _abuse(url, pid, monkeypatch):
+        for width, height in ((20_000, 20_000), (9_000, 9_000)):  # over Pillow's own bomb limit / only over ours
+            body = json.dumps({"arguments": {}, "images": {"image": _png_bomb(width, height)}}).encode()
+            assert len(body) < 200_000
+            for _ in range(4):
+                status, reply = _exchange(port, _post("/v1/tools/OCR", body))
+                assert status == 413 and ("limit" in str(reply["error"]) or "bomb" in str(reply["error"])), reply
 
 
 def test_idle_connections_do_not_starve_a_real_request(process_server: tuple[str, int, int],

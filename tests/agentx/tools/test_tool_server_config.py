@@ -29,7 +29,7 @@ from lmms_agentic.tasks.agentx.tools.runtime_config import RuntimeConfig
 from lmms_agentic.tasks.agentx.tools.server import ToolServer
 
 from ...conftest import run_lmms_eval
-from .scripts import call, final, gold_script, write
+from .scripts import call, final, gold_script, play, write
 
 TOKEN = "config-token-0123456789abcdef"
 DOC = {"gt_steps_flat_json": "[]"}
@@ -133,19 +133,6 @@ def _vlm_env(url: str) -> dict[str, str]:
             "LMMS_AGENTIC_AGENTX_VLM_API_KEY_ENV": "NO_SUCH_KEY_VARIABLE"}
 
 
-def _play(runtime: ToolRuntime, doc: dict[str, Any], replies: list[str]) -> dict[str, Any]:
-    kwargs = {"max_steps": 4}
-    outputs: list[str] = []
-    info = None
-    for round_idx in range(1, 5):
-        outputs.append(replies[min(round_idx - 1, len(replies) - 1)])
-        _, _, terminal, updated, info = hooks.doc_to_text(doc, kwargs, previous_output=outputs, round_idx=round_idx,
-                                                          previous_round_info=info, runtime=runtime)
-        if terminal:
-            return hooks.record(doc, list(updated), judge=False, kwargs=kwargs)
-    raise AssertionError("the task must end at its step limit")
-
-
 @pytest.fixture(scope="module")
 def chart_doc() -> dict[str, Any]:
     os.environ.setdefault("LMMS_AGENTIC_DATA", "mini")
@@ -175,7 +162,7 @@ def test_an_endpoint_down_mid_run_is_unavailable_not_a_tool_error(
             first = runtime.execute(DOC, _scene(), [IMAGE])
             endpoint.up = False
             with caplog.at_level(logging.WARNING):
-                record = _play(runtime, chart_doc, replies)
+                record = play(chart_doc, replies, runtime)
         finally:
             if server is not None:
                 server.stop()
