@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters import permutation, permutation_metrics
+from lmms_agentic.adapters.core.task import CoreTask, Judge, task_values
 from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.loops import check_response
 
@@ -139,6 +140,25 @@ def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Reco
         record["score"] = 100.0 if record[score_field] else 0.0
         chosen = {**(views(doc) if callable(views) else views), **LOOP_VIEWS}
         return {record_metric: record, **{name: view(record) for name, view in chosen.items()}}
+
+    return process_results
+
+
+def core_results_function(core: CoreTask, kind: str, judge: Callable[[], Judge | None] = lambda: None
+                          ) -> ProcessResults:
+    """The plugin's `process_results` for a task of `kind` of a benchmark core (`adapters.core.task`): the core
+    decides the record and every metric value (`core.score`, `core.METRICS`); the plugin adds only its extras: the
+    judge it passes in (`judge()`, e.g. the MCQ fallback extractor; None = rules only), the thinking-loop verdict
+    (`loop`, reported as `LOOP_VIEWS`) and, on rows of a permutation task, the permutation fields and views."""
+
+    def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+        response = response_text(results)
+        record = core.score(doc, response, judge())
+        record["loop"] = loop_check(response, record.get("pred") is not None)
+        if "group_id" in doc:
+            record.update(permutation.row_fields(doc, record["pred"]))
+            return permutation_metrics.views(record)
+        return {**task_values(core, kind, record), **{name: view(record) for name, view in LOOP_VIEWS.items()}}
 
     return process_results
 

@@ -1,0 +1,141 @@
+"""The one shape every benchmark core presents to harness glue: documents -> prompt -> reply -> record -> metrics.
+
+Standard library only. A benchmark's core (`tasks/<benchmark>/core/`) exposes a module `core/task.py` whose
+module-level names satisfy `CoreTask` below; nothing else in the project decides a score. The harness glue
+(one lmms-eval adapter, one lm-eval adapter, the upstream exports' generated `utils.py`) is written once against
+this shape and never per benchmark:
+
+- `documents(rows)` turns release rows (plain dicts; media cells are passed through untouched, whatever the
+  harness stores in them) into canonical documents; `VARIANTS[name](docs)` selects and decorates the documents of
+  one task (a domain, an in-context seed, a coordinate convention...). Both are pure: lists of dicts in and out.
+- `prompt(doc, settings, media)` returns a `Prompt`: an optional system text and the ordered user parts (text
+  strings and media objects the `media` reader returned). `settings` is the task YAML's prompt configuration
+  (lmms-eval's `lmms_eval_specific_kwargs`), so every wording is visible in the YAML.
+- `score(doc, reply, judge=None)` returns the item's **record**: every field any metric reads, the headline
+  included (the core decides correctness; glue never recomputes it). A judge, when a metric needs one, is passed
+  in as a callable; without one those metrics are unscored with a reason, never guessed.
+- `METRICS` is the single table of metric names: each `Metric` says how to read its per-item value from a record
+  (`view`; None = the item does not count for it), how to aggregate those values over all items gathered from all
+  ranks (`aggregation`), and its direction. `TASK_METRICS[name]` lists the metrics one kind of task reports, in
+  report order; the first is the record metric, which carries the whole record (logged once per sample).
+
+Task YAMLs name metrics and aggregations that are generated from or checked against `METRICS`; no other file spells
+a metric name.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Record = dict[str, Any]
+View = Callable[[Mapping[str, Any]], Any]
+Aggregation = Callable[[Sequence[Any]], float]
+Variant = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]
+
+
+def whole_record(record: Mapping[str, Any]) -> Any:
+    """The view of a task's record metric: the record itself (its aggregation reads the headline field)."""
+    return record
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric: its per-item view of the record, its aggregation over every item, its direction."""
+
+    name: str
+    view: View
+    aggregation: Aggregation
+    higher_is_better: bool = True
+    description: str = ""
+
+
+def metric_table(*metrics: Metric) -> dict[str, Metric]:
+    """`METRICS` from its entries, in report order; a name given twice is an error."""
+    table: dict[str, Metric] = {}
+    for metric in metrics:
+        if metric.name in table:
+            raise ValueError(f"metric {metric.name!r} is defined twice")
+        table[metric.name] = metric
+    return table
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What the model is asked: an optional system text and the ordered user parts (texts and media objects)."""
+
+    system: str | None
+    parts: tuple[Any, ...] = field(default_factory=tuple)
+
+    def texts(self) -> list[str]:
+        return [part for part in self.parts if isinstance(part, str)]
+
+    def media(self) -> list[Any]:
+        return [part for part in self.parts if not isinstance(part, str)]
+
+
+class MediaReader(Protocol):
+    """What the harness glue hands `prompt`: it knows where media lives (a dataset cell, a file of the dataset
+    repository, a local folder); the core only decides which media go where and how they are prepared."""
+
+    def image(self, cell: Any) -> Any:
+        """A decoded RGB `PIL.Image.Image` from a dataset cell (bytes/dict/image object) or a relative path."""
+
+    def video(self, path: str, n_frames: int) -> Any:
+        """`n_frames` uniformly sampled frames (a list of images), or the video file's path where the harness
+        hands native video to the model; the core declares `n_frames` and the glue logs it."""
+
+
+Judge = Callable[[Sequence[Any]], Sequence[Any]]
+"""A judge takes a benchmark's judge calls and returns one result per call (the core defines both types)."""
+
+
+@runtime_checkable
+class CoreTask(Protocol):
+    """The module-level names of `tasks/<benchmark>/core/task.py` (checked by `check_core_task`)."""
+
+    BENCHMARK: str
+    METRICS: Mapping[str, Metric]
+    TASK_METRICS: Mapping[str, tuple[str, ...]]
+    VARIANTS: Mapping[str, Variant]
+
+    def documents(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any], media: MediaReader) -> Prompt: ...
+
+    def score(self, doc: Mapping[str, Any], reply: object, judge: Judge | None = None) -> Record: ...
+
+
+def check_core_task(core: Any) -> CoreTask:
+    """`core` as a `CoreTask`, or a `TypeError` naming what is missing or inconsistent."""
+    missing = [name for name in ("BENCHMARK", "METRICS", "TASK_METRICS", "VARIANTS", "documents", "prompt", "score")
+               if not hasattr(core, name)]
+    if missing:
+        raise TypeError(f"{getattr(core, '__name__', core)} lacks {', '.join(missing)} (see adapters/core/task.py)")
+    for kind, names in core.TASK_METRICS.items():
+        unknown = [name for name in names if name not in core.METRICS]
+        if unknown:
+            raise TypeError(f"{core.BENCHMARK}: TASK_METRICS[{kind!r}] names {', '.join(unknown)}, not in METRICS")
+    for kind, names in core.TASK_METRICS.items():
+        if not names or core.METRICS[names[0]].view is not whole_record:
+            raise TypeError(f"{core.BENCHMARK}: the first metric of TASK_METRICS[{kind!r}] must carry the record "
+                            "(view=whole_record)")
+    for name, metric in core.METRICS.items():
+        if metric.name != name:
+            raise TypeError(f"{core.BENCHMARK}: METRICS key {name!r} holds metric {metric.name!r}")
+    result: CoreTask = core
+    return result
+
+
+def task_values(core: CoreTask, kind: str, record: Mapping[str, Any]) -> dict[str, Any]:
+    """What one item reports to the harness for a task of `kind`: the record under the first metric, each other
+    metric's view (None where the item does not count). Every metric the task declares is present."""
+    return {name: core.METRICS[name].view(record) for name in core.TASK_METRICS[kind]}
+
+
+def aggregate(core: CoreTask, name: str, values: Sequence[Any]) -> float:
+    """The metric over every item's value (gathered from all ranks); NaN when no item counts."""
+    result = core.METRICS[name].aggregation(values)
+    return float(result) if result is not None else math.nan
