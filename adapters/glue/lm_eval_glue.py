@@ -1,0 +1,78 @@
+"""lm-eval's task hooks for any benchmark core (`adapters.core.task`), written once.
+
+lm-eval's prompt hooks see only the document, so `LmEvalHooks.process_docs(variant, settings)` writes the task's
+prompt settings into every document (`prompt_settings`, JSON) with its system text (`system_prompt`, which the YAML
+names as `description`). `doc_to_image` gives the prompt's images in order (a video as its sampled frames: lm-eval
+has no video input) and `doc_to_text` the user turn with one `<image>` placeholder per image where it stands
+(lm-eval's multimodal convention, `DEFAULT_IMAGE_PLACEHOLDER` of its `hf-multimodal` model).
+`process_results(kind)` returns every metric the kind declares, None where an item does not count: lm-eval (0.4.13
+and later) then sizes each subtask by all its rows, so a group's weighted mean is the share over all rows, and the
+aggregations (`aggregation(name)`) skip the None values.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
+from lmms_agentic.adapters.glue.dataset_docs import variant_docs
+from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, flat_media
+from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
+
+IMAGE_TOKEN = "<image>"
+SETTINGS_FIELD = "prompt_settings"
+SYSTEM_FIELD = "system_prompt"
+
+
+
+def settings_of(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The prompt settings `process_docs` wrote into the document."""
+    settings: dict[str, Any] = json.loads(doc[SETTINGS_FIELD])
+    return settings
+
+
+class LmEvalHooks:
+    """The lm-eval hooks of one benchmark core reading its media from `repo_id` at `revision`."""
+
+    def __init__(self, core: CoreTask, repo_id: str, revision: str) -> None:
+        self.core = core
+        self.repo_id = repo_id
+        self.revision = revision
+        self.layout = LayoutMedia()
+
+    def process_docs(self, variant: str, settings: Mapping[str, Any]) -> Callable[[Any], Any]:
+        """The documents of `variant`, each carrying the task's prompt settings and system text."""
+        text = json.dumps(dict(settings), sort_keys=True)
+
+        def fields(doc: dict[str, Any]) -> dict[str, Any]:
+            return {SETTINGS_FIELD: text, SYSTEM_FIELD: self.core.prompt(doc, settings, self.layout).system or ""}
+
+        def process_docs(dataset: Any) -> Any:
+            return variant_docs(self.core, variant, dataset, fields)
+
+        process_docs.__name__ = f"process_docs_{variant}"
+        return process_docs
+
+    def prompt(self, doc: Mapping[str, Any]) -> Prompt:
+        return self.core.prompt(doc, settings_of(doc), HubMedia(self.repo_id, self.revision))
+
+    def doc_to_image(self, doc: Mapping[str, Any]) -> list[Any]:
+        """The prompt's images in order (a video's frames spread out)."""
+        return flat_media(self.prompt(doc).parts)
+
+    def doc_to_text(self, doc: Mapping[str, Any]) -> str:
+        """The user turn: its texts, one `<image>` per image where it stands (no media decoded)."""
+        parts = self.core.prompt(doc, settings_of(doc), self.layout).parts
+        return "".join(part if isinstance(part, str) else IMAGE_TOKEN * len(flat_media([part])) for part in parts)
+
+    @staticmethod
+    def doc_to_target(doc: Mapping[str, Any]) -> str:
+        return str(doc.get("answer", ""))
+
+    def process_results(self, kind: str, judge: Callable[[], Judge | None] = lambda: None) -> ProcessResults:
+        return results_function(self.core, kind, judge)
+
+    def aggregation(self, name: str) -> Callable[[Sequence[Any]], float]:
+        return aggregation_function(self.core, name)

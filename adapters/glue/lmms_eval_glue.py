@@ -1,0 +1,94 @@
+"""lmms-eval's task hooks for any benchmark core (`adapters.core.task`), written once.
+
+`LmmsEvalHooks(core, repo_id, revision)` gives what a task YAML names: `process_docs(variant)` per variant,
+`doc_to_visual` / `doc_to_text` / `doc_to_messages` from the core's `Prompt` (the task's
+`lmms_eval_specific_kwargs` are the prompt settings), `doc_to_target`, `process_results(kind)` returning every
+metric the kind declares (None where an item does not count; the aggregations skip it) and `aggregation(name)`
+per metric. Media come from `hub_media.HubMedia` (`video_mode: native` hands videos over as files).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from lmms_agentic.adapters.core.prompting import with_system_prompt
+from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
+from lmms_agentic.adapters.glue.dataset_docs import variant_docs
+from lmms_agentic.adapters.glue.hub_media import HubMedia, VideoFile, flat_media
+from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
+
+
+def _visual(item: Any) -> Any:
+    return item.path if isinstance(item, VideoFile) else item
+
+
+def _content(parts: Sequence[Any]) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, str):
+            content.append({"type": "text", "text": part})
+            continue
+        for item in flat_media([part]):
+            if isinstance(item, VideoFile):
+                content.append({"type": "video", "url": item.path})
+            else:
+                content.append({"type": "image", "url": item})
+    return content
+
+
+class LmmsEvalHooks:
+    """The lmms-eval hooks of one benchmark core reading its media from `repo_id` at `revision`."""
+
+    def __init__(self, core: CoreTask, repo_id: str, revision: str) -> None:
+        self.core = core
+        self.repo_id = repo_id
+        self.revision = revision
+
+    def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any] | None) -> Prompt:
+        settings = settings or {}
+        media = HubMedia(self.repo_id, self.revision, native_video=settings.get("video_mode") == "native")
+        return self.core.prompt(doc, settings, media)
+
+    def process_docs(self, variant: str) -> Callable[[Any], Any]:
+        def process_docs(dataset: Any) -> Any:
+            return variant_docs(self.core, variant, dataset)
+
+        process_docs.__name__ = f"process_docs_{variant}"
+        return process_docs
+
+    def doc_to_visual(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+                      ) -> list[Any]:
+        return [_visual(item) for item in flat_media(self.prompt(doc, lmms_eval_specific_kwargs).parts)]
+
+    def doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+                    ) -> str:
+        """The prompt for text-only backends: the system text leads the user turn's texts (the media go through
+        `doc_to_visual`)."""
+        prompt = self.prompt(doc, lmms_eval_specific_kwargs)
+        return with_system_prompt(prompt.system or "", "".join(prompt.texts()))
+
+    def doc_to_messages(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+                        ) -> list[dict[str, Any]]:
+        """A system turn (or, with `system_role: false`, the system text leading the user turn) and one user turn
+        of texts, images and videos in prompt order."""
+        settings = lmms_eval_specific_kwargs or {}
+        prompt = self.prompt(doc, settings)
+        content = _content(prompt.parts)
+        if prompt.system is None:
+            return [{"role": "user", "content": content}]
+        if not settings.get("system_role", True):
+            lead = with_system_prompt(prompt.system, "")
+            return [{"role": "user", "content": [{"type": "text", "text": lead}, *content]}]
+        system = {"role": "system", "content": [{"type": "text", "text": prompt.system}]}
+        return [system, {"role": "user", "content": content}]
+
+    @staticmethod
+    def doc_to_target(doc: Mapping[str, Any]) -> str:
+        return str(doc.get("answer", ""))
+
+    def process_results(self, kind: str, judge: Callable[[], Judge | None] = lambda: None) -> ProcessResults:
+        return results_function(self.core, kind, judge)
+
+    def aggregation(self, name: str) -> Callable[[Sequence[Any]], float]:
+        return aggregation_function(self.core, name)
