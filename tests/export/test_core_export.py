@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from lmms_agentic.adapters import benchmarks
-from lmms_agentic.lmeval.export import export, formatting, task_folder, upstream
+from lmms_agentic.lmeval.export import export, formatting, generated, shared, task_folder, upstream
 from lmms_agentic.lmeval.export.layout import exported_sources
 from lmms_agentic.lmeval.export.testgen import plugin_environment
 from lmms_agentic.lmeval.task_functions import placeholder, resolve
@@ -110,6 +110,14 @@ def _package(harness: str) -> str:
     return upstream.PACKAGES[harness]
 
 
+def _task_dirs(exported: Path, harness: str) -> dict[str, str]:
+    """The exported task folders and shared module, appended to the harness's packages (as if merged upstream)."""
+    dirs = {f"{_package(harness)}.tasks": str(exported / upstream.PACKAGES[harness] / "tasks")}
+    if harness == "lmms-eval":
+        dirs["lmms_eval.tasks._task_utils"] = str((exported / shared.SHARED_DIRS[harness]).parent)
+    return dirs
+
+
 def test_the_folder_meets_the_size_and_naming_rules(exported: Path, harness: str, benchmark: str) -> None:
     folder = task_folder(exported, harness, benchmark)
     utils = folder / "utils.py"
@@ -119,7 +127,11 @@ def test_the_folder_meets_the_size_and_naming_rules(exported: Path, harness: str
     assert mentions == []
     template = (folder / "_default_template_yaml").read_text()
     assert f"dataset_path: {benchmarks.get(benchmark).source.hub_id}" in template
-    assert re.search(r"revision: main +# TODO: pin", template), "an unknown revision is a visible placeholder"
+    if generated.core_task(benchmark) is None:
+        assert re.search(r"revision: main +# TODO: pin", template), "an unknown revision is a visible placeholder"
+    else:  # the unpinned revision is a step of UPSTREAM_PR.md, not a comment in a shipped file
+        assert re.search(r"revision: main\n", template)
+        assert not [p for p in exported.rglob("*") if p.is_file() and re.search(r"TODO|FIXME", p.read_text())]
     for path in folder.glob("*yaml*"):
         assert "mcq" not in path.read_text() and "loop_rate" not in path.read_text(), path.name
 
@@ -141,7 +153,7 @@ def test_python_follows_the_harness_style(exported: Path, harness: str, benchmar
 def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str, benchmark: str) -> None:
     done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(exported),
                                    str(exported / TESTS[harness].format(b=benchmark))], {}, cwd=exported,
-                        task_dirs={f"{_package(harness)}.tasks": str(task_folder(exported, harness, benchmark).parent)})
+                        task_dirs=_task_dirs(exported, harness))
     assert done.returncode == 0 and re.search(r"\d+ passed", done.stdout), done.stdout[-3000:] + done.stderr[-2000:]
     assert "failed" not in done.stdout and "skipped" not in done.stdout
 
@@ -178,7 +190,7 @@ def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, ha
     (tmp_path / "_export_metrics.py").write_text(SCRIPT)  # run as <package>._export_metrics (isolation's module path)
     done = run_isolated(f"{package}._export_metrics",
                         [package, str(folder), str(_mini(benchmark)), json.dumps(replies), benchmark], {},
-                        cwd=exported, task_dirs={f"{package}.tasks": str(folder.parent), package: str(tmp_path)})
+                        cwd=exported, task_dirs={**_task_dirs(exported, harness), package: str(tmp_path)})
     assert done.returncode == 0, done.stderr[-3000:]
     ours = json.loads(done.stdout.rpartition("RESULT")[2])
     compared = 0

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lmms_agentic.adapters import benchmarks
-from lmms_agentic.lmeval.export import docs, formatting, readme, safety, testgen, upstream
+from lmms_agentic.lmeval.export import docs, formatting, readme, safety, shared, testgen, upstream
 
 HARNESS_DIRS = {"lmms-eval": ("lmms_eval/tasks", "test/eval"), "lm-eval": ("lm_eval/tasks", "tests")}
 
@@ -48,6 +48,10 @@ class Exported(list[Path]):
 def _thin_files(bench: benchmarks.Benchmark, harness: str, folder: Path, test_path: Path) -> dict[Path, str]:
     tasks, texts = upstream.folder_files(bench, harness, readme.readme)
     files = {folder / name: text for name, text in texts.items()}
+    if "HOOKS = " in texts["utils.py"]:
+        root = folder.parents[len(Path(HARNESS_DIRS[harness][0]).parts)]
+        files.update({root / shared.SHARED_DIRS[harness] / name: text
+                      for name, text in shared.shared_files(harness).items()})
     files[test_path] = testgen.test_source(bench.title, bench.name, tasks, harness)
     return files
 

@@ -73,7 +73,8 @@ Still needed before opening the pull request:
 
 def pr_notes(out_dir: Path, harness: str) -> str:
     """UPSTREAM_PR.md for every benchmark exported for `harness` under `out_dir`."""
-    exported = sorted(p.name for p in (out_dir / TASK_DIRS[harness]).iterdir() if p.is_dir())
+    known = set(benchmarks.all_benchmarks())
+    exported = sorted(p.name for p in (out_dir / TASK_DIRS[harness]).iterdir() if p.is_dir() and p.name in known)
     where = ("`docs/advanced/current_tasks.md` (a new section, e.g. \"Agentic Tasks\")" if harness == "lmms-eval"
              else "the \"Multimodal Tasks\" table of `lm_eval/tasks/README.md`")
     blocks = []

@@ -15,17 +15,25 @@ outside the folder, a test file (`testgen`). Differences from the plugin's tasks
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.upstream import HooksRequest, hooks_of
-from lmms_agentic.lmeval.export import cores
+from lmms_agentic.lmeval.export import cores, generated
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
 from lmms_agentic.lmeval.generate import Block, dump
 from lmms_agentic.lmeval.sources import Ref
 
 PACKAGES = {"lmms-eval": "lmms_eval", "lm-eval": "lm_eval"}
+
+
+@dataclass
+class Generated:
+    """The generated `utils.py` of a benchmark whose core has `task.py` (empty: the benchmark's own source)."""
+
+    text: str = ""
 HARNESSES = ("lmms-eval", "lm-eval")
 
 
@@ -50,18 +58,27 @@ def _clean(config: dict[str, Any], revision: str | None) -> dict[str, Any]:
     return out
 
 
-def yaml_files(benchmark: Benchmark, harness: str) -> tuple[list[ExportedTask], dict[str, str]]:
-    """The exported tasks and the YAML text of each file (the shared template first)."""
+def yaml_files(benchmark: Benchmark, harness: str, generated_utils: Generated | None = None
+               ) -> tuple[list[ExportedTask], dict[str, str]]:
+    """The exported tasks and the YAML text of each file (the shared template first); with `generated_utils`, the
+    hooks and metric blocks are those of the generated `utils.py` (filled in)."""
     tasks = exported_tasks(benchmark, harness, Names())
+    core = generated.core_task(benchmark.name)
+    if core is not None and generated_utils is not None:
+        chosen = generated.choices(benchmark, core, tasks)
+        imports = generated.Imports(benchmark.name, harness, {})
+        generated.adapt(tasks, harness, core, chosen, imports)
+        generated_utils.text = generated.utils_text(benchmark, harness, core, chosen, imports)
     for task in tasks:
-        if harness == "lm-eval" and not task.source.is_group:
+        if harness == "lm-eval" and not task.source.is_group and core is None:
             _lm_eval_hooks(task)
         task.config = _clean(task.config, benchmark.source.revision)
     template, own = split_template(tasks)
     header = HEADER.format(title=benchmark.title, benchmark=benchmark.name)
 
     def text(config: dict[str, Any]) -> str:
-        return (header + dump(config)).replace("revision: __REVISION__", f"revision: {REVISION_TODO}")
+        revision = REVISION_TODO if core is None else "main"
+        return (header + dump(config)).replace("revision: __REVISION__", f"revision: {revision}")
 
     files = {"_default_template_yaml": text(template)}
     files.update({str(yaml_path(task)): text(own[task.source.name]) for task in tasks})
@@ -99,8 +116,14 @@ def folder_files(benchmark: Benchmark, harness: str,
                  readme: Callable[[Benchmark, str, list[ExportedTask]], str]) -> tuple[list[ExportedTask],
                                                                                         dict[str, str]]:
     """Every file of the task folder (name -> text) and the exported tasks."""
-    tasks, files = yaml_files(benchmark, harness)
+    made = Generated()
+    tasks, files = yaml_files(benchmark, harness, made)
     own = hooks_of(benchmark)
+    if made.text:
+        files.update(generated.core_files(benchmark.name, harness, own.LEFT_OUT_CORE, own.DATA_FILES))
+        files["utils.py"] = made.text
+        files["README.md"] = readme(benchmark, harness, tasks)
+        return tasks, files
     core = cores.exported_core(benchmark.name, PACKAGES[harness], own.SHARED_MODULES, own.LEFT_OUT_CORE)
     core_folder = cores.benchmark_folder(benchmark.name)
     core.update({name: (core_folder / name).read_text(encoding="utf-8") for name in own.DATA_FILES})

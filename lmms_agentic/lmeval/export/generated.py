@@ -1,0 +1,214 @@
+"""The generated part of a benchmark's exported folder: its `utils.py`, the hooks of its task YAMLs and their
+metric blocks, all from the benchmark core's tables (`tasks/<b>/core/task.py`, `adapters.core.task.CoreTask`).
+
+Each exported task reads one variant (`VARIANTS`) and reports one kind's metrics (`TASK_METRICS`): the variant is
+the task's `process_docs` selection (`docs_<variant>`, or `load_docs` for every row; a benchmark's `upstream.py`
+may name it in `TASK_VARIANTS`), the kind is the one whose metrics the task's YAML lists (the names of its
+`process_results` hook, `process_results_<kind>`, break a tie). `utils.py` is nothing but module-level
+assignments from the shared glue (`LmmsEvalHooks` / `LmEvalHooks`) and the core: one `process_docs` per variant
+(lm-eval: per task, with the task's prompt settings), one `process_results` per kind, one aggregation per metric.
+The YAMLs' metric blocks list `TASK_METRICS[kind]` with each metric's aggregation and direction from `METRICS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lmms_agentic.adapters.benchmarks import Benchmark
+from lmms_agentic.adapters.core.task import CoreTask, check_core_task
+from lmms_agentic.adapters.upstream import hooks_of
+from lmms_agentic.lmeval.export import shared
+from lmms_agentic.lmeval.export.layout import ExportedTask
+from lmms_agentic.lmeval.sources import Ref, SourceTask
+
+PLUGIN_ONLY_METRICS = ("loop_rate", "truncation_rate")
+LMMS_EVAL_HOOKS = ("doc_to_visual", "doc_to_text", "doc_to_messages", "doc_to_target")
+LM_EVAL_HOOKS = ("doc_to_image", "doc_to_text", "doc_to_target")
+ALL_ROWS = ("load_docs",)
+"""process_docs names that select every row (the core's `all` variant)."""
+
+
+class GeneratedExportError(ValueError):
+    """A task cannot be mapped onto the core's tables; the message names the task and the fix."""
+
+
+@dataclass(frozen=True)
+class CoreChoice:
+    """What one exported task reads from the core: its variant, its kind and its prompt settings."""
+
+    task: str
+    variant: str
+    kind: str
+    settings: Mapping[str, Any]
+
+
+def core_task(benchmark: str) -> CoreTask | None:
+    """The benchmark's `core/task.py` as a `CoreTask`, or None while the benchmark has none."""
+    name = f"{shared.ROOT}.tasks.{benchmark}.core.task"
+    if importlib.util.find_spec(f"{shared.ROOT}.tasks.{benchmark}.core") is None or \
+            importlib.util.find_spec(name) is None:
+        return None
+    return check_core_task(importlib.import_module(name))
+
+
+def identifier(name: str) -> str:
+    return re.sub(r"\W", "_", name)
+
+
+def _variant(source: SourceTask, core: CoreTask, named: Mapping[str, str]) -> str:
+    if source.name in named:
+        return named[source.name]
+    function = source.hook("process_docs").rpartition(".")[2]
+    candidates = ["all"] if function in ALL_ROWS else [function.removeprefix("docs_"), function]
+    found = next((c for c in candidates if c in core.VARIANTS), None)
+    if found is None:
+        raise GeneratedExportError(f"{source.name}: its process_docs {function} names no variant of the core "
+                                   f"({', '.join(core.VARIANTS)}); name it in TASK_VARIANTS of its upstream.py")
+    return found
+
+
+def _kind(source: SourceTask, core: CoreTask) -> str:
+    listed = tuple(m for m in source.metric_names() if m not in PLUGIN_ONLY_METRICS)
+    matches = [kind for kind, names in core.TASK_METRICS.items() if tuple(names) == listed]
+    hook = source.hook("process_results").rpartition(".")[2].removeprefix("process_results").lstrip("_")
+    if len(matches) > 1 and hook in matches:
+        return hook
+    if not matches:
+        raise GeneratedExportError(f"{source.name}: its metrics {list(listed)} are no TASK_METRICS entry of the core")
+    return matches[0]
+
+
+def choices(benchmark: Benchmark, core: CoreTask, tasks: Sequence[ExportedTask]) -> dict[str, CoreChoice]:
+    """Every leaf task's variant, kind and prompt settings."""
+    named: Mapping[str, str] = getattr(hooks_of(benchmark), "TASK_VARIANTS", {})
+    found = {}
+    for task in tasks:
+        if task.source.is_group:
+            continue
+        source = task.source
+        found[source.name] = CoreChoice(source.name, _variant(source, core, named), _kind(source, core),
+                                        source.kwargs())
+    return found
+
+
+def metric_list(core: CoreTask, kind: str) -> list[dict[str, Any]]:
+    """The YAML metric block of a task of `kind`."""
+    return [{"metric": name, "aggregation": Ref(f"utils.{identifier(name)}_aggregation"),
+             "higher_is_better": core.METRICS[name].higher_is_better} for name in core.TASK_METRICS[kind]]
+
+
+def _core_import(reference: str, benchmark: str) -> tuple[str, str] | None:
+    """(module file stem, function) of a reference into the shared or the benchmark core; None otherwise."""
+    module, _, function = reference.rpartition(".")
+    for prefix in (f"{shared.ROOT}.adapters.core.", f"{shared.ROOT}.tasks.{benchmark}.core."):
+        if module.startswith(prefix) and "." not in module[len(prefix):]:
+            return module[len(prefix):], function
+    return None
+
+
+@dataclass
+class Imports:
+    """Functions of the cores that YAMLs name besides the glue's hooks (e.g. a group's aggregation)."""
+
+    benchmark: str
+    harness: str
+    names: dict[str, tuple[str, str]]
+
+    def ref(self, reference: str, where: str) -> Ref:
+        found = _core_import(reference, self.benchmark)
+        if found is None:
+            raise GeneratedExportError(f"{where} names {reference}, which is neither a glue hook nor a core function")
+        self.names[found[1]] = found
+        return Ref(f"utils.{found[1]}")
+
+    def lines(self) -> list[str]:
+        out = []
+        for module, name in sorted(self.names.values()):
+            package = (shared.shared_package(self.harness) if module in shared.CORE_MODULES
+                       else f"{shared.HARNESS_PACKAGES[self.harness]}.tasks.{self.benchmark}")
+            out.append(f"from {package}.{module} import {name}  # noqa: F401 (named by the YAMLs)")
+        return out
+
+
+def adapt(tasks: Sequence[ExportedTask], harness: str, core: CoreTask, chosen: Mapping[str, CoreChoice],
+          imports: Imports) -> None:
+    """Point every task's hooks and metric blocks at the generated `utils.py` (in place)."""
+    for task in tasks:
+        config = task.config
+        if task.source.is_group:
+            for entry in config.get("aggregate_metric_list") or []:
+                original = next((e.get("aggregation") for e in task.source.config.get("aggregate_metric_list", [])
+                                 if e.get("metric") == entry.get("metric")), None)
+                if isinstance(original, Ref):
+                    entry["aggregation"] = imports.ref(str(original), task.source.name)
+            continue
+        choice = chosen[task.source.name]
+        hooks = LMMS_EVAL_HOOKS if harness == "lmms-eval" else LM_EVAL_HOOKS
+        for hook in hooks:
+            if harness == "lm-eval" or hook in config:
+                config[hook] = Ref(f"utils.{hook}")
+        docs = (f"process_docs_{identifier(choice.variant)}" if harness == "lmms-eval"
+                else f"{identifier(choice.task)}_docs")
+        config["process_docs"] = Ref(f"utils.{docs}")
+        config["process_results"] = Ref(f"utils.process_results_{identifier(choice.kind)}")
+        config["metric_list"] = metric_list(core, choice.kind)
+        for key, value in list(config.items()):
+            if isinstance(value, Ref) and key not in (*hooks, "process_docs", "process_results"):
+                config[key] = imports.ref(str(task.source.config[key]), f"{task.source.name}.{key}")
+
+
+def _literal(value: Any) -> str:
+    text = json.dumps(value, indent=4, sort_keys=True, ensure_ascii=False)
+    return text.replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
+
+
+def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mapping[str, CoreChoice],
+               imports: Imports) -> str:
+    """The folder's `utils.py`: assignments from the glue and the core's tables, nothing else."""
+    module, hooks_class = shared.GLUE_CLASSES[harness]
+    package = shared.HARNESS_PACKAGES[harness]
+    revision = benchmark.source.revision or "main"
+    lines = [f'"""{benchmark.title} hooks for {harness}: every name the task YAMLs reference, from the shared '
+             f"glue (`{hooks_class}`)\nover this folder's core (`task`): one process_docs per "
+             f"{'variant' if harness == 'lmms-eval' else 'task'}, one process_results per kind of task, one "
+             'aggregation per metric."""', "",
+             f"from {shared.shared_package(harness)}.{module} import {hooks_class}",
+             f"from {package}.tasks.{benchmark.name} import task", *imports.lines(), "",
+             f'HOOKS = {hooks_class}(task, "{benchmark.source.hub_id}", "{revision}")', ""]
+    hooks = LMMS_EVAL_HOOKS if harness == "lmms-eval" else LM_EVAL_HOOKS
+    lines += [f"{hook} = HOOKS.{hook}" for hook in hooks] + [""]
+    if harness == "lmms-eval":
+        variants = sorted({c.variant for c in chosen.values()})
+        lines += [f'process_docs_{identifier(v)} = HOOKS.process_docs("{v}")' for v in variants]
+    else:
+        prompts: dict[str, str] = {}
+        for choice in chosen.values():
+            prompts.setdefault(_literal(choice.settings), f"PROMPT_{len(prompts) + 1}")
+        lines += [f"{name} = {text}" for text, name in prompts.items()] + [""]
+        lines += [f'{identifier(c.task)}_docs = HOOKS.process_docs("{c.variant}", {prompts[_literal(c.settings)]})'
+                  for c in chosen.values()]
+    lines += [""] + [f'process_results_{identifier(k)} = HOOKS.process_results("{k}")'
+                     for k in sorted({c.kind for c in chosen.values()})]
+    metrics = dict.fromkeys(m for c in chosen.values() for m in core.TASK_METRICS[c.kind])
+    lines += [""] + [f'{identifier(m)}_aggregation = HOOKS.aggregation("{m}")' for m in metrics]
+    return "\n".join(lines) + "\n"
+
+
+def core_files(benchmark: str, harness: str, left_out: Sequence[str], data_files: Sequence[str]) -> dict[str, str]:
+    """file name -> text of the benchmark core's modules (imports rewritten) and the data files they read."""
+    folder = Path(importlib.import_module(f"{shared.ROOT}.tasks.{benchmark}.core").__file__ or "").parent
+    files = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.stem in ("__init__", *left_out):
+            continue
+        text = shared.rewrite(path.read_text(encoding="utf-8"), harness, benchmark)
+        files[path.name] = shared.checked(f"tasks/{benchmark}/core/{path.name}", text)
+    files.update({name: (folder / name).read_text(encoding="utf-8") for name in data_files})
+    return files
