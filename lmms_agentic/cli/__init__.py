@@ -18,6 +18,7 @@ Commands:
   errors RUN_DIR      error-mode analysis of a finished run with a multimodal LLM judge (AgentVQA, RoboVista)
   agreement CSV       agreement of hand-verified error modes with the judge (accuracy, Cohen's kappa)
   tool-server         serve Agent-X tools over HTTP for the `remote` backend (a token unless on loopback)
+  view RUN... -o OUT  a static site of every sample of one or more runs (open OUT/index.html from disk)
 
 A user error (missing files, bad data, an unknown benchmark) ends the command with exit status 1 and one line on
 stderr; set LMMS_AGENTIC_DEBUG=1 for the traceback.
@@ -143,6 +144,12 @@ def _tool_server(args: argparse.Namespace) -> int:
     return tool_server.execute(args)
 
 
+def _view(args: argparse.Namespace) -> int:
+    from lmms_agentic.viewer import command as view_command
+
+    return view_command.execute(args)
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -201,6 +208,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     from lmms_agentic.cli import tool_server
 
     tool_server.add_arguments(command("tool-server", _tool_server, tool_server.HELP))
+    from lmms_agentic.viewer import command as view_command
+
+    view_command.add_arguments(command("view", _view, view_command.HELP))
     return parser, handlers
 
 
