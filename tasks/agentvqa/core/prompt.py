@@ -6,8 +6,8 @@ decoded, or its path for backends that take video natively), then the text — t
 wording of the history header and the instruction is configuration (`history_header`, `post_prompt` in the task
 YAML's `lmms_eval_specific_kwargs`), passed in as `settings`.
 
-A document here is a canonical row (`McqDoc.to_row()`) plus the variant's settings the plugin writes into it:
-`coord_convention` and `with_history`.
+A document here is a canonical row (`McqDoc.to_row()`) plus the settings its variant writes into it
+(`documents.VARIANTS`): `coord_convention` and `with_history`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any
 
 from PIL import Image
@@ -22,7 +23,7 @@ from PIL import Image
 from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.tasks.agentvqa.core.sources import RenderedOptions, adapter_for
 
-Visual = Image.Image | str
+Visual = Image.Image | str | PurePath
 """A decoded image or frame, or a video path (native video)."""
 
 
@@ -50,10 +51,11 @@ def prompt_text(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ordered_visuals(images: Sequence[Image.Image], video: Sequence[Image.Image] | str | None) -> list[Visual]:
+def ordered_visuals(images: Sequence[Image.Image], video: Sequence[Image.Image] | str | PurePath | None
+                    ) -> list[Visual]:
     """The images in dataset order, then the video: its decoded frames, or its path (native video), or nothing."""
     items: list[Visual] = list(images)
-    if isinstance(video, str):
+    if isinstance(video, str | PurePath):
         items.append(video)
     elif video is not None:
         items.extend(video)
@@ -70,7 +72,8 @@ class Prompt:
     def messages(self) -> list[dict[str, Any]]:
         """The chat form: one user turn with an `image` (or `video`: a path) part per visual, then the text."""
         content: list[dict[str, Any]] = [
-            {"type": "video" if isinstance(item, str) else "image", "url": item} for item in self.visuals
+            {"type": "video", "url": str(item)} if isinstance(item, str | PurePath) else {"type": "image", "url": item}
+            for item in self.visuals
         ]
         content.append({"type": "text", "text": self.text})
         return [{"role": "user", "content": content}]
