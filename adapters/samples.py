@@ -156,6 +156,9 @@ def core_results_function(core: CoreTask, kind: str, judge: Callable[[], Judge |
         record = core.score(doc, response, judge())
         record["loop"] = loop_check(response, record.get("pred") is not None)
         if "group_id" in doc:
+            # the first metric of a permutation task is question-level: its record carries no row `score` (which
+            # lmms-eval would read for a per-row standard error of `perm_mean_acc`)
+            record.pop("score", None)
             record.update(permutation.row_fields(doc, record["pred"]))
             return permutation_metrics.views(record)
         return {**task_values(core, kind, record), **{name: view(record) for name, view in LOOP_VIEWS.items()}}
