@@ -142,3 +142,36 @@ def test_renamed_column_is_fixed_by_a_schema_file_next_to_the_data(tmp_path: Pat
     (copy / "lmms_agentic_schema.yaml").write_text("fields:\n  source: source\n")
     docs = hooks.all_docs()
     assert len(docs) == 15 and "aitw" in docs["source"]
+
+
+@pytest.mark.parametrize(("reply", "judged", "pred", "path", "reason"), [
+    ("Hmm, the second one looks right to me.", "B", "B", "judge", None),
+    ("Hmm, hard to say.", "NONE", None, "none", "judge_none"),
+    ("C", "B", "C", "rules", None),
+], ids=["judge-letter", "judge-none", "rules-first"])
+def test_the_mcq_judge_fallback_reaches_the_core_when_switched_on(
+        reply: str, judged: str, pred: str | None, path: str, reason: str | None, manifest: datasets.Dataset,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LMMS_AGENTIC_MCQ_JUDGE=1: the plugin passes `judges.mcq_fallback` to the core as its `ChoiceJudge`; the
+    record keeps the judge's result, and the judge never sees a reply the rules read."""
+    from lmms_agentic.judges.client import reset_default_client
+    from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
+
+    doc = next(row for row in _docs("agentvqa_games", manifest) if row["id"] == "gameqa_0001")
+    with ScriptedJudgeServer(lambda call: ScriptedReply(judged)) as server:
+        for name, value in {"LMMS_AGENTIC_MCQ_JUDGE": "1", "LMMS_AGENTIC_JUDGE_BASE_URL": server.base_url,
+                            "LMMS_AGENTIC_JUDGE_MODEL": "judge-test", "LMMS_AGENTIC_JUDGE_API_KEY": "sk-test",
+                            "LMMS_AGENTIC_JUDGE_CACHE": str(tmp_path / "cache")}.items():
+            monkeypatch.setenv(name, value)
+        reset_default_client()
+        try:
+            record = hooks.record(doc, [reply])
+        finally:
+            reset_default_client()
+        asked = server.request_count
+    assert (record["pred"], record["extraction_path"], record["no_answer_reason"]) == (pred, path, reason)
+    assert record["correct"] is (pred == doc["answer"]) and record["score"] == (100.0 if pred == doc["answer"] else 0)
+    if path == "rules":
+        assert asked == 0 and record["judge"] is None
+    else:
+        assert asked == 1 and record["judge"]["template_id"] == "mcq_fallback" and record["rule"] == path
