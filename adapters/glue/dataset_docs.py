@@ -21,8 +21,8 @@ _DOCUMENTS: dict[tuple[str, str], list[dict[str, Any]]] = {}
 def _undecoded(feature: Any) -> Any:
     if isinstance(feature, datasets.Image):
         return datasets.Image(decode=False)
-    if isinstance(feature, datasets.Sequence):
-        return datasets.Sequence(_undecoded(feature.feature), length=feature.length)
+    if isinstance(feature, (datasets.Sequence, getattr(datasets, "List", datasets.Sequence))):
+        return type(feature)(_undecoded(feature.feature), length=feature.length)
     if isinstance(feature, list):
         return [_undecoded(item) for item in feature]
     if isinstance(feature, dict):

@@ -79,7 +79,7 @@ class HubMedia:
             if data is None and not path:
                 raise ValueError("an image cell holds neither bytes nor a path")
             cell = data if data is not None else path
-        if isinstance(cell, bytes | bytearray):
+        if isinstance(cell, (bytes, bytearray)):
             return Image.open(io.BytesIO(cell)).convert("RGB")
         if isinstance(cell, str):
             with Image.open(self.file(cell)) as image:
@@ -113,7 +113,7 @@ def flat_media(parts: Any) -> list[Any]:
     for part in parts:
         if isinstance(part, str):
             continue
-        if isinstance(part, list | tuple):
+        if isinstance(part, (list, tuple)):
             out.extend(flat_media(part))
         else:
             out.append(part)

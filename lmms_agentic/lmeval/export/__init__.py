@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from lmms_agentic.adapters import benchmarks
-from lmms_agentic.lmeval.export import docs, formatting, readme, safety, shared, testgen, upstream
+from lmms_agentic.lmeval.export import docs, formatting, readme, safety, selfcases, shared, testgen, upstream
 
 HARNESS_DIRS = {"lmms-eval": ("lmms_eval/tasks", "test/eval"), "lm-eval": ("lm_eval/tasks", "tests")}
 
@@ -46,12 +46,17 @@ class Exported(list[Path]):
 
 
 def _thin_files(bench: benchmarks.Benchmark, harness: str, folder: Path, test_path: Path) -> dict[Path, str]:
-    tasks, texts = upstream.folder_files(bench, harness, readme.readme)
+    made = upstream.Generated()
+    tasks, texts = upstream.folder_files(bench, harness, readme.readme, made)
     files = {folder / name: text for name, text in texts.items()}
-    if "HOOKS = " in texts["utils.py"]:
+    if made.core is not None:
         root = folder.parents[len(Path(HARNESS_DIRS[harness][0]).parts)]
         files.update({root / shared.SHARED_DIRS[harness] / name: text
                       for name, text in shared.shared_files(harness).items()})
+        test, data = selfcases.test_files(bench, harness, made.core, made.chosen, upstream.PACKAGES[harness])
+        files[test_path] = test
+        files[test_path.parent / "testdata" / f"{bench.name}_cases.json"] = data
+        return files
     files[test_path] = testgen.test_source(bench.title, bench.name, tasks, harness)
     return files
 

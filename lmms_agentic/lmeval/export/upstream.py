@@ -15,11 +15,12 @@ outside the folder, a test file (`testgen`). Differences from the plugin's tasks
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
+from lmms_agentic.adapters.core.task import CoreTask
 from lmms_agentic.adapters.upstream import HooksRequest, hooks_of
 from lmms_agentic.lmeval.export import cores, generated
 from lmms_agentic.lmeval.export.layout import ExportedTask, Names, exported_tasks, split_template, yaml_path
@@ -34,6 +35,8 @@ class Generated:
     """The generated `utils.py` of a benchmark whose core has `task.py` (empty: the benchmark's own source)."""
 
     text: str = ""
+    core: CoreTask | None = None
+    chosen: dict[str, generated.CoreChoice] = field(default_factory=dict)
 HARNESSES = ("lmms-eval", "lm-eval")
 
 
@@ -69,6 +72,7 @@ def yaml_files(benchmark: Benchmark, harness: str, generated_utils: Generated | 
         imports = generated.Imports(benchmark.name, harness, {})
         generated.adapt(tasks, harness, core, chosen, imports)
         generated_utils.text = generated.utils_text(benchmark, harness, core, chosen, imports)
+        generated_utils.core, generated_utils.chosen = core, chosen
     for task in tasks:
         if harness == "lm-eval" and not task.source.is_group and core is None:
             _lm_eval_hooks(task)
@@ -112,11 +116,11 @@ def utils_text(harness: str, benchmark: Benchmark, tasks: list[ExportedTask]) ->
     return hooks_of(benchmark).utils_source(request)
 
 
-def folder_files(benchmark: Benchmark, harness: str,
-                 readme: Callable[[Benchmark, str, list[ExportedTask]], str]) -> tuple[list[ExportedTask],
-                                                                                        dict[str, str]]:
-    """Every file of the task folder (name -> text) and the exported tasks."""
-    made = Generated()
+def folder_files(benchmark: Benchmark, harness: str, readme: Callable[[Benchmark, str, list[ExportedTask]], str],
+                 made: Generated | None = None) -> tuple[list[ExportedTask], dict[str, str]]:
+    """Every file of the task folder (name -> text) and the exported tasks; `made`, when given, receives the
+    generated `utils.py` with the core and the task choices behind it (a benchmark whose core has `task.py`)."""
+    made = made if made is not None else Generated()
     tasks, files = yaml_files(benchmark, harness, made)
     own = hooks_of(benchmark)
     if made.text:
