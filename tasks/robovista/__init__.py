@@ -1,6 +1,12 @@
 """RoboVista (RSS 2026): 474 five-option robot MCQs. Provides the `adapters.interface.BenchmarkPackage` members:
 the harness-neutral `core`, its `METRICS`, and loading, the mini split, error modes, example replies and the
-upstream export."""
+upstream export.
+
+`METRICS` is every name its tasks report: the core's table (`core.task.METRICS`) and the thinking-loop rates the
+plugin adds to every task (`adapters.samples.LOOP_VIEWS`); the option-permutation tasks report the shared
+permutation metrics. It is computed on first use: the plugin's module loads the data libraries, which this package,
+the parent of the harness-neutral core, must not import.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +22,14 @@ if TYPE_CHECKING:
 
     from lmms_agentic.judges.error_modes import ErrorModes
 
-METRICS = core.metrics.METRICS
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """`METRICS` (see the module docstring); any other missing name is an `AttributeError`."""
+    if name != "METRICS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from lmms_agentic.adapters.samples import LOOP_VIEWS
+
+    return (*core.task.METRICS, *LOOP_VIEWS)
 
 
 def load_docs() -> datasets.Dataset:

@@ -1,43 +1,44 @@
-"""lmms-eval hooks for RoboVista: the harness-neutral `core` plus the plugin's extras.
+"""lmms-eval hooks for RoboVista: the core (`core/task.py`) plus the plugin's extras around it.
 
-`core` normalises rows (`core/records.py`), builds prompts (`core/prompt.py`), prepares images (`core/images.py`),
-parses replies (`core/parity.py`, `core/scoring.py`) and names and aggregates the metrics (`core/metrics.py`). Added
-here around it: locating and loading the data (`adapters.documents`, `adapters.data`) with the release schema and its
+The core decides the documents of each variant (`core/documents.py`), the prompt layout (`core/prompt.py`), the image
+policy (`core/images.py`), the record and every metric value (`core/scoring.py`, `core/metrics.py`). Added here
+around it: locating and loading the data (`adapters.documents`, `adapters.data`) with the release schema and its
 overrides (`release.py`), bad-record tolerance, strict image decoding and the decoded-media cache (`adapters.media`),
-the in-context example columns, chat messages, the MCQ LLM-judge fallback (`judges.mcq_fallback`), the sample-record
-contract fields and loop detection (`adapters.samples`), the metric views (`views.py`) and option permutations
-(`adapters.permutation`). Prompt texts are configuration: they come from the task YAML's `lmms_eval_specific_kwargs`,
-so every variant's exact wording is visible there (and recorded by lmms-eval in the results file's `configs`, image
-preprocessing included).
+chat messages, the MCQ LLM-judge fallback passed to the core's scorer (`judges.mcq_fallback`), the thinking-loop
+verdict and option permutations (`adapters.samples.core_results_function`, `adapters.permutation`). Prompt texts are
+configuration: they come from the task YAML's `lmms_eval_specific_kwargs`, so every variant's exact wording is
+visible there (and recorded by lmms-eval in the results file's `configs`, image preprocessing included).
 
 How data is loaded: lmms-eval has no run-time hook for choosing a data location, so each task YAML loads
 `benchmark.json` (one placeholder row) and `process_docs` replaces it with the rows located by `adapters.data`
-(Hub, local copy or mini) as `benchmark.json` declares them. Every `process_docs` is `permutable`, so the
-generated permutation tasks reuse it.
+(Hub, local copy or mini) as `benchmark.json` declares them, selected by the core's variant of the same name
+(`docs_<variant>`; `load_docs` is `all`). Every `process_docs` is `permutable`, so the generated permutation tasks
+reuse it.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import datasets
 from PIL import Image
 
-from lmms_agentic.adapters.core.schema import RecordError
-from lmms_agentic.adapters.documents import load_canonical, select_where
+from lmms_agentic.adapters.documents import load_canonical
 from lmms_agentic.adapters.media import as_pil, decoded_once
 from lmms_agentic.adapters.permutation import permutable
-from lmms_agentic.adapters.samples import mcq_record, response_text, results_function
-from lmms_agentic.judges.mcq_fallback import extract_with_fallback
-from lmms_agentic.tasks.robovista import release, views
-from lmms_agentic.tasks.robovista.core import metrics, prompt
+from lmms_agentic.adapters.samples import core_results_function, read_record
+from lmms_agentic.judges.mcq_fallback import McqExtraction, extract_with_fallback, mcq_judge_enabled
+from lmms_agentic.tasks.robovista import release
+from lmms_agentic.tasks.robovista.core import documents, prompt, task
 from lmms_agentic.tasks.robovista.core.images import ImagePolicy, preprocess_image
-from lmms_agentic.tasks.robovista.core.records import BENCHMARK, UNKNOWN
-from lmms_agentic.tasks.robovista.core.scoring import score_item
+from lmms_agentic.tasks.robovista.core.records import BENCHMARK
 
-IMAGES = "images"
+IMAGES = documents.IMAGES
+MEDIA_COLUMNS = (documents.IMAGES, documents.ICL_IMAGES)
+"""The document fields that hold image cells: the core passes them through untouched (here: row numbers of the
+loaded table, so images are never read while selecting)."""
+_TEXT_ROWS: dict[str, list[dict[str, Any]]] = {}
 
 
 # --------------------------------------------------------------------------- loading (process_docs)
@@ -48,97 +49,103 @@ def all_docs() -> datasets.Dataset:
     return docs
 
 
+def _text_rows(docs: datasets.Dataset) -> list[dict[str, Any]]:
+    """The canonical documents with each row's number in place of its image cells (once per loaded table)."""
+    key = docs._fingerprint
+    if key not in _TEXT_ROWS:
+        text = docs.remove_columns([IMAGES]).to_list()
+        _TEXT_ROWS[key] = [{**row, IMAGES: index} for index, row in enumerate(text)]
+    return [dict(row) for row in _TEXT_ROWS[key]]
+
+
+def select_variant(name: str) -> datasets.Dataset:
+    """The documents of the core's variant `name` (`core.documents.VARIANTS`) with their image cells: each media
+    field the variant filled (a row number) becomes the image column of that row, taken from the table undecoded."""
+    docs = all_docs()
+    chosen = task.VARIANTS[name](_text_rows(docs))
+    if not chosen:
+        return docs.select([])
+    order = list(chosen[0])
+    media = [column for column in MEDIA_COLUMNS if column in chosen[0]]
+    columns = [datasets.Dataset.from_list([{k: v for k, v in doc.items() if k not in media} for doc in chosen])]
+    for column in media:
+        cells = docs.select([int(doc[column]) for doc in chosen]).select_columns([IMAGES]).flatten_indices()
+        columns.append(cells.rename_column(IMAGES, column) if column != IMAGES else cells)
+    return datasets.concatenate_datasets(columns, axis=1).select_columns(order)
+
+
 @permutable
 def load_docs(placeholder: datasets.Dataset) -> datasets.Dataset:
     """process_docs of the all-rows tasks."""
-    return all_docs()
+    return select_variant("all")
 
 
 @permutable
 def docs_agriculture(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return select_where(all_docs(), "domain", "agriculture")
+    return select_variant("agriculture")
 
 
 @permutable
 def docs_autonomous_driving(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return select_where(all_docs(), "domain", "autonomous_driving")
+    return select_variant("autonomous_driving")
 
 
 @permutable
 def docs_domestic(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return select_where(all_docs(), "domain", "domestic")
+    return select_variant("domestic")
 
 
 @permutable
 def docs_industrial_manufacturing(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return select_where(all_docs(), "domain", "industrial_manufacturing")
+    return select_variant("industrial_manufacturing")
 
 
 @permutable
 def docs_surgical_robotics(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return select_where(all_docs(), "domain", "surgical_robotics")
+    return select_variant("surgical_robotics")
 
 
 @permutable
 def docs_open_datasets(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return select_where(all_docs(), "domain", "open_datasets")
+    return select_variant("open_datasets")
 
 
 @permutable
 def docs_unlabeled(placeholder: datasets.Dataset) -> datasets.Dataset:
     """The rows without a domain label (they count in the overall score only)."""
-    return select_where(all_docs(), "domain", UNKNOWN)
-
-
-def with_incontext_examples(docs: datasets.Dataset, seed: int) -> datasets.Dataset:
-    """Attach one same-(task, domain) example per row (paper App. B); rows without one get none."""
-    chosen = prompt.choose_incontext_examples(docs["id"], docs["metadata_json"], docs["domain"], seed)
-    source_rows = [i if c is None else c for i, c in enumerate(chosen)]
-    texts = docs.select_columns(["id", "question", "options", "answer", "metadata_json"]).to_list()
-    example_columns = datasets.Dataset.from_dict({
-        "icl_seed": [seed] * len(docs),
-        "icl_example_id": ["" if c is None else texts[c]["id"] for c in chosen],
-        "icl_question": ["" if c is None else texts[c]["question"] for c in chosen],
-        "icl_options": [[] if c is None else texts[c]["options"] for c in chosen],
-        "icl_answer": ["" if c is None else texts[c]["answer"] for c in chosen],
-        "icl_reasoning": ["" if c is None else json.loads(texts[c]["metadata_json"])["reasoning"] for c in chosen],
-    })
-    example_images = docs.select_columns([IMAGES]).select(source_rows).flatten_indices()
-    example_images = example_images.rename_column(IMAGES, "icl_images")
-    return datasets.concatenate_datasets([docs.flatten_indices(), example_columns, example_images], axis=1)
+    return select_variant("unlabeled")
 
 
 @permutable
 def docs_icl_seed0(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return with_incontext_examples(all_docs(), 0)
+    return select_variant("icl_seed0")
 
 
 @permutable
 def docs_icl_seed1(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return with_incontext_examples(all_docs(), 1)
+    return select_variant("icl_seed1")
 
 
 @permutable
 def docs_icl_seed2(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return with_incontext_examples(all_docs(), 2)
+    return select_variant("icl_seed2")
 
 
 @permutable
 def docs_icl_seed3(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return with_incontext_examples(all_docs(), 3)
+    return select_variant("icl_seed3")
 
 
 @permutable
 def docs_icl_seed4(placeholder: datasets.Dataset) -> datasets.Dataset:
-    return with_incontext_examples(all_docs(), 4)
+    return select_variant("icl_seed4")
 
 
 # --------------------------------------------------------------------------- prompt layout
 
 def _images(doc: Mapping[str, Any], column: str, policy: ImagePolicy) -> list[Image.Image]:
-    cells = doc.get(column)
-    if cells is None:
-        raise RecordError(BENCHMARK, str(doc.get("id")), column, "is missing from the document")
+    """The document's images under `column`, strictly decoded and prepared by `policy` (once per question)."""
+    cells = task.image_cells(doc, column)
 
     def load() -> list[Image.Image]:
         return [preprocess_image(as_pil(cell, where=f"robovista record {doc.get('id')!r}, {column}[{i}]"), policy)
@@ -151,17 +158,13 @@ def _images(doc: Mapping[str, Any], column: str, policy: ImagePolicy) -> list[Im
     return decoded_once(key, load)
 
 
-def _require_examples(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
-    if kwargs.get("protocol") == "icl" and "icl_example_id" not in doc:
-        raise ValueError("protocol 'icl' needs process_docs: lmms_agentic.tasks.robovista.hooks.docs_icl_seed<k>")
-
-
 def layout(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> prompt.Prompt:
-    """`core.prompt.build` on the document's decoded, preprocessed images (and its example's, under ICL)."""
-    policy = ImagePolicy.named(kwargs.get("image_preprocess", "paper"))
+    """`core.prompt.build` (what `core.task.prompt` lays out) on the document's decoded, preprocessed images (and
+    its example's, under ICL), taken from the decoded-media cache."""
+    policy = task.image_policy(kwargs)
     images = _images(doc, IMAGES, policy)
-    _require_examples(doc, kwargs)
-    example_images = _images(doc, "icl_images", policy) if prompt.shows_example(doc, kwargs) else []
+    task.require_examples(doc, kwargs)
+    example_images = _images(doc, documents.ICL_IMAGES, policy) if prompt.shows_example(doc, kwargs) else []
     return prompt.build(doc, kwargs, images, example_images)
 
 
@@ -172,7 +175,7 @@ def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> str:
     """The text for simple backends (`core.prompt.text_only`)."""
-    _require_examples(doc, lmms_eval_specific_kwargs)
+    task.require_examples(doc, lmms_eval_specific_kwargs)
     return prompt.text_only(doc, lmms_eval_specific_kwargs)
 
 
@@ -198,21 +201,31 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
 
 # --------------------------------------------------------------------------- scoring
 
+def _verdict(extraction: McqExtraction) -> task.ChoiceVerdict:
+    return task.ChoiceVerdict(extraction.letter, extraction.reason,
+                              extraction.judge.as_dict() if extraction.judge is not None else None)
+
+
+def mcq_fallback(calls: Sequence[task.ChoiceCall]) -> list[task.ChoiceVerdict]:
+    """The core's `ChoiceJudge`: the LLM judge of `judges.mcq_fallback` on each reply the rules could not read."""
+    return [_verdict(extract_with_fallback(call.reply, list(call.options), question=call.question,
+                                           item_id=call.item_id, enabled=True)) for call in calls]
+
+
+def _fallback() -> task.ChoiceJudge | None:
+    """The judge the core may call: the MCQ fallback when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)."""
+    return mcq_fallback if mcq_judge_enabled() else None
+
+
+process_results = core_results_function(task, "domain", judge=_fallback)
+process_results_full = core_results_function(task, "full", judge=_fallback)
+process_results_confidence = core_results_function(task, "confidence", judge=_fallback)
+process_results_icl = core_results_function(task, "icl", judge=_fallback)
+
+
 def record(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """The per-sample record (see `adapters.samples`): the contract fields (`pred` = strict extractor, with the
-    optional LLM-judge fallback), then the core's per-item fields (`core.scoring.score_item`)."""
-    response = response_text(results)
-    strict = extract_with_fallback(response, doc["options"], question=doc["question"], item_id=doc["id"])
-    out = mcq_record(BENCHMARK, doc, response, strict)
-    out.update(score_item(doc, response))
-    return out
-
-
-process_results = results_function(record, record_metric="parity_acc", score_field="correct_parity",
-                                   views=views.task_views(metrics.DOMAIN_TASK_METRICS))
-process_results_full = results_function(record, record_metric="parity_acc", score_field="correct_parity",
-                                        views=views.task_views(metrics.FULL_METRICS))
-process_results_confidence = results_function(record, record_metric="parity_acc", score_field="correct_parity",
-                                              views=views.task_views(metrics.CONFIDENCE_METRICS))
-process_results_icl = results_function(record, record_metric="parity_acc", score_field="correct_parity",
-                                       views=views.task_views(metrics.ICL_METRICS))
+    """The sample record `process_results` logs for `doc` (the core's record plus the plugin's extras)."""
+    logged = read_record(process_results(doc, results))
+    if logged is None:
+        raise ValueError(f"robovista record {doc['id']!r}: process_results returned no record")
+    return logged

@@ -1,11 +1,12 @@
-"""RoboVista's harness-neutral core: release row -> document -> prompt -> reply parsing -> per-item score -> aggregate.
+"""RoboVista's harness-neutral core: release row -> document -> prompt -> reply parsing -> record -> aggregate.
 
-Modules: `records` (the published schema, normalised into `McqDoc`), `prompt` (system prompt and ordered segments,
-in-context example choice), `images` (the paper's resize/JPEG policy), `parity` (the runner's two released parsers),
-`scoring` (the per-item fields), `metrics` (metric names and calibration aggregations). Standard library, numpy,
-Pillow and `adapters.core` only.
+`task` is what harness glue reads (`adapters.core.task.CoreTask`). Modules: `records` (the published schema,
+normalised into `McqDoc`), `documents` (canonical documents and the variants behind each task), `prompt` (system
+prompt and ordered segments, in-context example choice), `images` (the paper's resize/JPEG policy), `parity` (the
+runner's two released parsers), `scoring` (the item's record), `metrics` (the metric table, each task kind's
+metrics, the calibration aggregations). Standard library, numpy, Pillow and `adapters.core` only.
 """
 
-from lmms_agentic.tasks.robovista.core import images, metrics, parity, prompt, records, scoring
+from lmms_agentic.tasks.robovista.core import documents, images, metrics, parity, prompt, records, scoring, task
 
-__all__ = ["images", "metrics", "parity", "prompt", "records", "scoring"]
+__all__ = ["documents", "images", "metrics", "parity", "prompt", "records", "scoring", "task"]

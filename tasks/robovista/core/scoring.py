@@ -1,19 +1,88 @@
-"""Scoring one RoboVista item: the per-item fields the metrics need, from the reply and the canonical document.
+"""Scoring one RoboVista item: its record, every field any metric reads, from the reply and the canonical document.
 
-Owns: both released runner parsers applied to the reply as each runner read it (`parsers`), the default one's
-letter as `pred_parity` (the paper's scoring, `parity_mode` names it), the stated confidence and the breakdown
-labels. The strict letter (`pred`, `strict_acc`) is `adapters.core.extract.extract_choice`'s; the plugin adds it,
-with its optional LLM-judge fallback, and the sample-record contract fields around these.
+Owns: the strict letter (`pred`, `adapters.core.extract.extract_choice`; when the rules find nothing in a reply with
+text and the caller passes a judge, the MCQ fallback's letter: a `ChoiceJudge` is asked which option the reply
+chose, never to solve the question), both released runner parsers applied to the reply as each runner read it
+(`parsers`), the default one's letter as `pred_parity` (the paper's scoring, `parity_mode` names it), the stated
+confidence, the breakdown labels and the headline `score`.
+
+Record fields: `benchmark`, `id`, `domain`, `source`, `answer` (the gold letter of this row), `pred` (the strict or
+judged letter, or None), `correct` (`pred == answer`), `rule` (the extractor rule that decided, "judge", or "none"),
+`no_answer_reason`, `extraction_path` ("rules", "judge" or "none"), `judge` (the judge's logged result, or None),
+`request_failed` (the reply is the harness's failed-request marker), the parity fields of `score_item`, and `score`
+(100 x `correct_parity`, what the headline `parity_acc` averages).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from lmms_agentic.adapters.core.extract import Extraction, split_confidence
+from lmms_agentic.adapters.core.extract import Extraction, extract_choice, split_confidence
+from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
 from lmms_agentic.tasks.robovista.core import parity
+from lmms_agentic.tasks.robovista.core.records import BENCHMARK
+
+NOT_JUDGED = frozenset({"empty", "request_failed"})
+"""The extractor's reasons for no letter that leave nothing for a judge to read."""
+
+
+@dataclass(frozen=True)
+class ChoiceCall:
+    """What the judge is asked about one reply the rules could not read: the question, the options (positional,
+    an empty text keeps its letter), the reply."""
+
+    item_id: str
+    question: str
+    options: tuple[str, ...]
+    reply: str
+
+
+@dataclass(frozen=True)
+class ChoiceVerdict:
+    """The judge's answer to one `ChoiceCall`: the chosen letter or None, why not (its unscored reason, or
+    "judge_none" when it found no choice), and its result as the sample log keeps it."""
+
+    letter: str | None
+    reason: str | None = None
+    logged: Mapping[str, Any] | None = None
+
+
+ChoiceJudge = Callable[[Sequence[ChoiceCall]], Sequence[ChoiceVerdict]]
+"""The MCQ fallback a caller may pass to `score`: one verdict per call, in order."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The letter read from a reply and how it was read."""
+
+    letter: str | None
+    rule: str
+    path: str
+    reason: str | None = None
+    judge: dict[str, Any] | None = None
+
+
+def read_choice(doc: Mapping[str, Any], reply: object, judge: ChoiceJudge | None = None) -> Choice:
+    """The strict rules first; the judge only when they found nothing in a reply with text and a judge is given."""
+    options = [str(option) for option in doc["options"]]
+    rules = extract_choice(reply, options)
+    if rules.letter is not None:
+        return Choice(rules.letter, rules.rule, "rules")
+    if judge is None or rules.reason in NOT_JUDGED or not isinstance(reply, str):
+        return Choice(None, "none", "none", rules.reason)
+    (verdict,) = judge([ChoiceCall(str(doc["id"]), str(doc["question"]), tuple(options), reply)])
+    logged = dict(verdict.logged) if verdict.logged is not None else None
+    if verdict.letter is None:
+        return Choice(None, "none", "none", verdict.reason, logged)
+    return Choice(verdict.letter, "judge", "judge", None, logged)
+
+
+def request_failed(reply: object) -> bool:
+    """Is the reply the harness's failed-request marker (also an unanswered item)?"""
+    return isinstance(reply, str) and reply.lstrip().startswith(REQUEST_FAILED_PREFIX)
 
 
 def as_runner_read_it(response: object, mode: str) -> object:
@@ -49,3 +118,25 @@ def score_item(doc: Mapping[str, Any], response: object) -> dict[str, Any]:
         "ability_split": meta["ability_split"],
         "icl_example_id": doc.get("icl_example_id"),
     }
+
+
+def score(doc: Mapping[str, Any], reply: object, judge: ChoiceJudge | None = None) -> dict[str, Any]:
+    """The item's record (see the module docstring)."""
+    choice = read_choice(doc, reply, judge)
+    record: dict[str, Any] = {
+        "benchmark": BENCHMARK,
+        "id": str(doc["id"]),
+        "domain": str(doc["domain"]),
+        "source": str(doc["source"]),
+        "answer": str(doc["answer"]),
+        "pred": choice.letter,
+        "correct": choice.letter == doc["answer"],
+        "rule": choice.rule,
+        "no_answer_reason": choice.reason,
+        "extraction_path": choice.path,
+        "judge": choice.judge,
+        "request_failed": request_failed(reply),
+        **score_item(doc, reply),
+    }
+    record["score"] = 100.0 if record["correct_parity"] else 0.0
+    return record
