@@ -12,6 +12,7 @@ apart); no file duplicated across two benchmark folders. The size table is print
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -35,11 +36,11 @@ NOTES = "UPSTREAM_PR.md"
 PLUGIN = re.compile(r"plugin", re.IGNORECASE)
 UNFINISHED = re.compile(r"\b(?:TODO|FIXME|XXX)\b")
 OUTSIDE = re.compile(r"(?<![\w./-])(?:\.\./|(?:tasks|adapters|judges|tests)(?:/|\.\w)|lmms_agentic\b)[\w./<>*-]*")
-"""A path or dotted name of this repository (`tasks/`, `adapters/`, `judges/`, `tests/`, `lmms_agentic`) or a
-parent folder; inside the harness's own paths (`lm_eval/tasks/...`) it is preceded by a slash or dot and not
-matched."""
-SIZE_NOT_MET = ("the benchmark folders still carry copies of the shared core; the export engineer is moving them "
-                "into one shared module per harness")
+"""What may name a file of this repository: a path under `tasks/`, `adapters/`, `judges/` or `tests/`, a dotted name
+starting with one of them, `lmms_agentic`, a parent folder. Inside the harness's own names (`lm_eval/tasks/...`,
+`lm_eval.tasks`) it follows a slash or dot and is not matched; `_outside` decides on each match."""
+SIZE_NOT_MET = ("over budget until the export engineer's layout (one shared module per harness) covers this folder; "
+                "remove the mark when it passes")
 
 
 @dataclass
@@ -93,13 +94,32 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def _findings(files: list[Path], pattern: re.Pattern[str], root: Path,
-              allowed: tuple[str, ...] = ()) -> list[str]:
+def _outside(name: str, root: Path) -> bool:
+    """Whether a match of `OUTSIDE` names something the pull request does not contain: a path that is not shipped
+    (the exported tests and their data are), a dotted name that is a module of this repository (`adapters.samples`;
+    not lm-eval's `tasks.TaskManager`), this package, a parent folder."""
+    name = name.rstrip(".,:;")
+    if name.startswith(("../", "lmms_agentic")):
+        return True
+    if "/" in name:
+        return not (root / name).exists()
+    parts = name.split(".")
+    return any(_is_module(".".join(["lmms_agentic", *parts[:end]])) for end in range(2, len(parts) + 1))
+
+
+def _is_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _findings(files: list[Path], pattern: re.Pattern[str], root: Path, outside: bool = False) -> list[str]:
     found = []
     for path in files:
         text = _text(path)
         for number, line in enumerate((text or "").splitlines(), 1):
-            hits = [m.group(0) for m in pattern.finditer(line) if m.group(0).rstrip(".") not in allowed]
+            hits = [m.group(0) for m in pattern.finditer(line) if not outside or _outside(m.group(0), root)]
             found += [f"{path.relative_to(root)}:{number}: {hit!r} in {line.strip()[:140]!r}" for hit in hits]
     return found
 
@@ -127,8 +147,7 @@ def test_no_shipped_file_says_plugin(checkouts: dict[str, Checkout], harness: st
 def test_no_shipped_file_points_outside_the_exported_folders(checkouts: dict[str, Checkout], harness: str,
                                                              owner: str) -> None:
     tree = checkouts[harness]
-    shipped_tests = tuple(tree.test_file(b).relative_to(tree.root).as_posix() for b in BENCHMARKS)
-    found = _findings(tree.shipped(owner), OUTSIDE, tree.root, allowed=shipped_tests)
+    found = _findings(tree.shipped(owner), OUTSIDE, tree.root, outside=True)
     assert not found, f"{len(found)} references to files the pull request does not contain:\n" + "\n".join(found)
 
 
@@ -169,8 +188,10 @@ def test_print_the_size_table(checkouts: dict[str, Checkout], tmp_path_factory: 
     assert len(rows) == sum(len(BENCHMARKS) + 1 - len(tree.errors) for tree in checkouts.values())
 
 
-SIZE_CASES = [pytest.param(h, b, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=SIZE_NOT_MET),
-                           id=f"{h}-{b}") for h in HARNESSES for b in BENCHMARKS]
+WITHIN_BUDGET = {("lmms-eval", "agentvqa"), ("lmms-eval", "robovista")}
+"""The folders already within their budget; the others are marked until the shared module takes their copies."""
+SIZE_CASES = [pytest.param(h, b, id=f"{h}-{b}", marks=() if (h, b) in WITHIN_BUDGET else pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason=SIZE_NOT_MET)) for h in HARNESSES for b in BENCHMARKS]
 
 
 @pytest.mark.parametrize(("harness", "benchmark"), SIZE_CASES)
@@ -190,8 +211,7 @@ def _normalised(path: Path, harness: str, benchmark: str) -> str:
     return " ".join(text.split())
 
 
-@pytest.mark.parametrize("harness", [pytest.param(h, marks=pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason=SIZE_NOT_MET)) for h in HARNESSES])
+@pytest.mark.parametrize("harness", HARNESSES)
 def test_no_file_is_duplicated_across_benchmark_folders(checkouts: dict[str, Checkout], harness: str) -> None:
     tree = checkouts[harness]
     seen: dict[str, list[str]] = {}

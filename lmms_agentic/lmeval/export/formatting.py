@@ -1,8 +1,8 @@
 """The harnesses' own pre-commit rules, applied to (and checked on) the files of an upstream export.
 
 Each harness's pre-commit setup is kept verbatim in `style/<harness>/` (its `.pre-commit-config.yaml` as
-`pre-commit-config.yaml`, its `pyproject.toml`, lm-eval's codespell word list; sources in `style/README.md`), and
-the tool versions its hooks pin are in the checkout's `constraints/export-style-<harness>.txt`:
+`pre-commit-config.yaml`, its `pyproject.toml` as `pyproject.toml.txt`, lm-eval's codespell word list; sources in
+`style/README.md`), and the tool versions its hooks pin are in the checkout's `constraints/export-style-<harness>.txt`:
 
 - lmms-eval: black 25.1.0 (`--line-length=240`), then isort 6.0.1 (`--profile black`);
 - lm-eval: pre-commit-hooks 6.0.0 (whitespace, end of file, line endings, YAML and AST checks), ruff 0.16.3
@@ -10,9 +10,10 @@ the tool versions its hooks pin are in the checkout's `constraints/export-style-
 
 The hooks run as pre-commit runs them: in the config's order, with its arguments, on the files its `files`,
 `exclude` and `types` select, from the root of a checkout-shaped copy (the harness's config files at the root, a
-`.git` folder where isort and black stop looking for settings, each file at its repository path). Import sections
-and settings are therefore those of the harness's repository wherever the export is written. The tools come from a
-venv holding exactly the pinned versions (`tool_bin`, built once under `.cache/export-venvs/` from PyPI).
+git repository where isort and black stop looking for settings, the harness's package markers, each file at its
+repository path). Import sections and settings are therefore those of the harness's repository wherever the export
+is written. The tools come from a venv holding exactly the pinned versions (`tool_bin`, built once under
+`.cache/export-venvs/` from PyPI).
 
 `format_files` runs the hooks and copies what they fixed back; for lm-eval, findings `ruff check --fix` cannot fix
 (its docstring and bandit rules on the copied core modules) are then suppressed line by line with
@@ -46,6 +47,11 @@ CHECKOUT = Path(__file__).resolve().parents[3]
 CONFIG_NAMES = {"pre-commit-config.yaml": ".pre-commit-config.yaml", "pyproject.toml.txt": "pyproject.toml"}
 """Style files stored under another name (package data carries no dot files, and a `pyproject.toml` inside this
 package would be read as a project by the tools that run on it); the rest keep theirs."""
+PACKAGE_FILES = {"lmms-eval": ("lmms_eval/__init__.py", "lmms_eval/tasks/__init__.py", "test/__init__.py",
+                               "test/eval/__init__.py"),
+                 "lm-eval": ("lm_eval/__init__.py", "lm_eval/tasks/__init__.py", "tests/__init__.py")}
+"""The harness's package markers around the exported folders (present at the commits in `style/README.md`): with
+them isort sees `<package>.tasks.<any folder>` as first party, as in the checkout, not only the folders copied."""
 TEXT_BYTES = bytes({7, 8, 9, 10, 11, 12, 13, 27} | set(range(0x20, 0x100)) - {0x7F})
 EXTENSION_TYPES = {".py": "python", ".pyi": "pyi", ".pyx": "cython", ".ipynb": "jupyter", ".yaml": "yaml",
                    ".yml": "yaml", ".json": "json", ".md": "markdown", ".toml": "toml", ".txt": "plain-text"}
@@ -238,6 +244,9 @@ def _checkout_copy(harness: str, files: Sequence[Path], root: Path | None) -> It
         tree = Path(folder)
         for item in sorted(p for p in (STYLE / harness).iterdir() if p.is_file() and not p.name.startswith(".")):
             shutil.copyfile(item, tree / CONFIG_NAMES.get(item.name, item.name))
+        for name in PACKAGE_FILES[harness]:
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            (tree / name).touch()
         for name, path in originals.items():
             (tree / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, tree / name)
