@@ -127,8 +127,8 @@ def test_record(robovista_docs: Any, response: str, pred_parity: str | None, pre
 def test_process_results_variants_return_exactly_their_metrics(robovista_docs: Any) -> None:
     doc = dict(robovista_docs[0])
     every_task = {"loop_rate", "truncation_rate"}
-    assert set(hooks.process_results(doc, ["A"])) == set(metrics.DOMAIN_TASK_METRICS) | every_task
-    assert set(hooks.process_results_icl(doc, ["A"])) == set(metrics.ICL_METRICS) | every_task
+    assert set(hooks.process_results(doc, ["A"])) == set(metrics.TASK_METRICS["domain"]) | every_task
+    assert set(hooks.process_results_icl(doc, ["A"])) == set(metrics.TASK_METRICS["icl"]) | every_task
 
 
 def test_malformed_row_in_a_local_copy_names_record_and_field(tmp_path: Path, robovista_manifest: Any) -> None:
