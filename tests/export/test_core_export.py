@@ -150,12 +150,43 @@ def test_python_follows_the_harness_style(exported: Path, harness: str, benchmar
     formatting.check_files(harness, [*sorted(folder.glob("*.py")), exported / TESTS[harness].format(b=benchmark)])
 
 
-def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str, benchmark: str) -> None:
-    done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(exported),
-                                   str(exported / TESTS[harness].format(b=benchmark))], {}, cwd=exported,
-                        task_dirs=_task_dirs(exported, harness))
+COVERAGE_TARGET = 85.0
+"""Statement coverage (%) of each exported benchmark folder by its own test, at least."""
+
+
+def _coverage(exported: Path, harness: str, benchmark: str, data: Path) -> dict[str, float]:
+    """Statement coverage (%) of the benchmark folder and of the shared module by the run recorded in `data`."""
+    folders = {"folder": task_folder(exported, harness, benchmark), "shared": exported / shared.SHARED_DIRS[harness]}
+    found = {}
+    for name, folder in folders.items():
+        report = data.with_suffix(f".{name}.json")
+        done = run_isolated("coverage", ["json", f"--data-file={data}", "-o", str(report), f"--include={folder}/*"],
+                            {}, cwd=exported)
+        assert done.returncode == 0, done.stdout + done.stderr
+        found[name] = json.loads(report.read_text())["totals"]["percent_covered"]
+    return found
+
+
+def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str, benchmark: str,
+                                                  tmp_path: Path) -> None:
+    test = exported / TESTS[harness].format(b=benchmark)
+    core_based = generated.core_task(benchmark) is not None
+    data = tmp_path / ".coverage"
+    module, runner = "pytest", []
+    if core_based:
+        pytest.importorskip("coverage")
+        module, runner = "coverage", ["run", f"--data-file={data}", "-m", "pytest"]
+    done = run_isolated(module, [*runner, "-q", "-p", "no:cacheprovider", "--rootdir", str(exported), str(test)], {},
+                        cwd=exported, task_dirs=_task_dirs(exported, harness))
     assert done.returncode == 0 and re.search(r"\d+ passed", done.stdout), done.stdout[-3000:] + done.stderr[-2000:]
     assert "failed" not in done.stdout and "skipped" not in done.stdout
+    if core_based:
+        covered = _coverage(exported, harness, benchmark, data)
+        line = (f"{benchmark} {harness}: its own test covers {covered['folder']:.1f}% of the task folder's "
+                f"statements, {covered['shared']:.1f}% of the shared module's")
+        print(line)
+        (tmp_path / "coverage.txt").write_text(line + "\n")
+        assert covered["folder"] >= COVERAGE_TARGET, line
 
 
 @functools.cache
