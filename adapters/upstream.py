@@ -1,10 +1,12 @@
 """What a benchmark declares for its upstream export: the interface of `tasks/<name>/upstream.py`.
 
 An upstream export (`python -m lmms_agentic export`) is a task folder for lmms-eval or lm-evaluation-harness built
-from the benchmark's harness-neutral core: the core's modules copied next to a thin `utils.py` that the benchmark
-writes itself (`utils_source`), plus a README and a test file the exporter writes from the facts below. Everything
-that only one benchmark knows (its hooks, citation and licences, the notes for the README and the pull request, the
-tasks left out) lives in its own folder, so that adding a benchmark touches nothing here or in the exporter.
+from the benchmark's harness-neutral core: for a core with `task.py` (`adapters.core.task`), the core's modules
+copied next to a `utils.py` the exporter generates from the shared glue and the core's tables; for a core without
+one yet, next to a thin `utils.py` that the benchmark writes itself (`utils_source`, optional). The exporter writes
+a README and a test file from the facts below. Everything that only one benchmark knows (its citation and licences,
+the notes for the README and the pull request, the tasks left out) lives in its own folder, so that adding a
+benchmark touches nothing here or in the exporter.
 
 Also here: source text that several benchmarks' `utils.py` files paste (an upstream task folder cannot import
 another's): the PyAV frame sampler and lm-eval's per-task settings table.
@@ -84,8 +86,6 @@ class UpstreamHooks(Protocol):
     """`tasks/<name>/upstream.py`: constants and one function; nothing runs at import."""
 
     ORIGIN: Origin
-    SHARED_MODULES: tuple[str, ...]
-    """`adapters/core` modules the hooks import beyond those the benchmark core imports (copied too)."""
     LEFT_OUT_CORE: tuple[str, ...]
     """Benchmark-core modules the export does not need (an error if a copied module imports one)."""
     DATA_FILES: tuple[str, ...]
@@ -101,16 +101,18 @@ class UpstreamHooks(Protocol):
     PR_STEPS: str
     """Benchmark-specific lines of the pull request's still-needed list (markdown items, each ending in a newline)."""
 
-    def utils_source(self, request: HooksRequest) -> str:
-        """The complete `utils.py` of the exported folder (`__PACKAGE__` already replaced)."""
+
+OWN_UTILS = ("utils_source", "SHARED_MODULES")
+"""Optional, for a core without `task.py`: `utils_source(request) -> str`, the complete `utils.py` the benchmark
+writes itself, and `SHARED_MODULES`, the `adapters/core` modules it imports beyond those the core imports."""
 
 
 class UpstreamError(InterfaceError):
     """`tasks/<name>/upstream.py` does not provide the interface; the message names the member."""
 
 
-MEMBERS = ("ORIGIN", "SHARED_MODULES", "LEFT_OUT_CORE", "DATA_FILES", "NOT_EXPORTED", "RUNNING_NOTES",
-           "DEPENDENCY_NOTES", "MEDIA_AT_REVISION", "PR_STEPS", "utils_source")
+MEMBERS = ("ORIGIN", "LEFT_OUT_CORE", "DATA_FILES", "NOT_EXPORTED", "RUNNING_NOTES", "DEPENDENCY_NOTES",
+           "MEDIA_AT_REVISION", "PR_STEPS")
 
 
 def check_hooks(benchmark: str, module: object) -> UpstreamHooks:

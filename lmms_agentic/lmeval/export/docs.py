@@ -42,8 +42,8 @@ def _thin_notes(benchmark: Benchmark, harness: str, where: str) -> str:
     revision = (f"pinned to `{benchmark.source.revision}`" if benchmark.source.revision else
                 "`main` in `_default_template_yaml` (a TODO comment marks it): replace it with the dataset's "
                 f"current commit (`hf datasets info {benchmark.source.hub_id} --expand sha`)"
-                + (f", and `REVISION` in `utils.py` ({own.MEDIA_AT_REVISION}) with it" if own.MEDIA_AT_REVISION
-                   else ""))
+                + (f", and the revision in `utils.py` (`HOOKS`, which reads {own.MEDIA_AT_REVISION} at it) with it"
+                   if own.MEDIA_AT_REVISION else ""))
     steps = own.PR_STEPS
     return f"""## {benchmark.title} (`{name}`)
 

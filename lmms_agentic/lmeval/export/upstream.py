@@ -113,7 +113,11 @@ def utils_text(harness: str, benchmark: Benchmark, tasks: list[ExportedTask]) ->
     request = HooksRequest(harness=harness, package=PACKAGES[harness], hub_id=benchmark.source.hub_id,
                            revision=benchmark.source.revision or None, metric_names=names,
                            settings=_settings(leaves), rows_by_task=_rows_by_task(leaves))
-    return hooks_of(benchmark).utils_source(request)
+    own = hooks_of(benchmark)
+    if not hasattr(own, "utils_source"):
+        raise cores.CoreExportError(f"{benchmark.name}: its core has no task.py and its upstream.py no utils_source")
+    text: str = own.utils_source(request)
+    return text
 
 
 def folder_files(benchmark: Benchmark, harness: str, readme: Callable[[Benchmark, str, list[ExportedTask]], str],
@@ -128,7 +132,8 @@ def folder_files(benchmark: Benchmark, harness: str, readme: Callable[[Benchmark
         files["utils.py"] = made.text
         files["README.md"] = readme(benchmark, harness, tasks)
         return tasks, files
-    core = cores.exported_core(benchmark.name, PACKAGES[harness], own.SHARED_MODULES, own.LEFT_OUT_CORE)
+    core = cores.exported_core(benchmark.name, PACKAGES[harness], getattr(own, "SHARED_MODULES", ()),
+                               own.LEFT_OUT_CORE)
     core_folder = cores.benchmark_folder(benchmark.name)
     core.update({name: (core_folder / name).read_text(encoding="utf-8") for name in own.DATA_FILES})
     clash = sorted(set(core) & {"utils.py", *files})
