@@ -31,7 +31,7 @@ def headline(run: Run, task: str) -> str | None:
         return None
     owner = benchmarks.benchmark_of_task(task)
     if owner is not None and f"{owner.headline_metric},none" in row:
-        return owner.headline_metric
+        return str(owner.headline_metric)
     for leaf in run.leaves(task):
         for entry in (run.results.get("configs", {}).get(leaf) or {}).get("metric_list") or []:
             name = entry.get("metric") if isinstance(entry, Mapping) else None

@@ -22,8 +22,9 @@ from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.report.judged import line_value
 
-SEARCH_CHARS = 300
-"""How much of the question and of the reply the list's text search reads (the page shows everything)."""
+SEARCH_CHARS = 200
+"""The list's text search reads this much of the prompt's start and end (a question may follow a long system
+text) and of the reply; the page shows everything."""
 EXTRACTION_FIELDS = ("pred", "rule", "extraction_path", "no_answer_reason", "parity_mode", "pred_parity",
                      "rule_parity", "correct_parity", "confidence", "format_ok", "parse_path", "parse_failure",
                      "exact_match")
@@ -151,8 +152,10 @@ def summary(line: Mapping[str, Any], task: str, benchmark: Benchmark | None) -> 
     """The sample's row in the list (the viewer's filters read these fields)."""
     record = read_record(line) or {}
     result = outcome(line, benchmark)
-    search = " ".join([str(record.get("id", "")), question_text(line)[:SEARCH_CHARS],
-                       reply_text(line)[:SEARCH_CHARS]]).lower()
+    question = question_text(line)
+    head, tail = (question, "") if len(question) <= 2 * SEARCH_CHARS else \
+        (question[:SEARCH_CHARS], question[-SEARCH_CHARS:])
+    search = " ".join([str(record.get("id", "")), head, tail, reply_text(line)[:SEARCH_CHARS]]).lower()
     return {"task": task, "benchmark": str(record.get("benchmark", "")), "id": str(record.get("id", "")),
             "domain": str(record.get("domain") or record.get("query_type") or ""), "status": result.status,
             "why": result.why, "errors": error_modes(record), "loop": looped(record),
