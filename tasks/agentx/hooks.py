@@ -17,7 +17,7 @@ parses) and the ground truth as released.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,19 +25,18 @@ import datasets
 from PIL import Image
 
 from lmms_agentic.adapters import bad_records, benchmarks, frames, provenance
+from lmms_agentic.adapters.core.task import Prompt, task_values
 from lmms_agentic.adapters.data import Location, fetch_folder, locate, record_provenance, resolve_media
-from lmms_agentic.adapters.documents import select_where
 from lmms_agentic.adapters.media import as_rgb, decoded_once
 from lmms_agentic.adapters.release_schema import ResolvedSchema, resolve
 from lmms_agentic.adapters.samples import loop_check, response_text
-from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import release
-from lmms_agentic.tasks.agentx.core import metrics, release_data, script_protocols
-from lmms_agentic.tasks.agentx.core.prompt import Prompt, VideoFile, simple_text
-from lmms_agentic.tasks.agentx.core.records import BENCHMARK
-from lmms_agentic.tasks.agentx.core.scoring import gt_answer, score_trace
-from lmms_agentic.tasks.agentx.core.trace import PARSE_FAILURES, parse_trace
-from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
+from lmms_agentic.tasks.agentx.core import metrics, release_data, script_protocols, task
+from lmms_agentic.tasks.agentx.core.prompt import VideoFile, simple_text
+from lmms_agentic.tasks.agentx.core.records import BENCHMARK, MEDIA_FOLDER
+from lmms_agentic.tasks.agentx.core.scoring import gt_answer
+from lmms_agentic.tasks.agentx.core.script_protocols import FrameRule
+from lmms_agentic.tasks.agentx.judge import plugin_judge
 
 _DOCS: dict[tuple[str, Any], datasets.Dataset] = {}
 log = logging.getLogger("lmms_agentic")
@@ -54,9 +53,9 @@ def all_docs() -> datasets.Dataset:
         location = fetch_folder(source)
         root = Path(location.root or location.where)
         schema = resolve(release.SCHEMA, root)
-        loaded = release.load(root, release_data.GENERATIVE_IDS, schema, media_root=root / release.MEDIA_FOLDER)
+        loaded = release.load(root, release_data.GENERATIVE_IDS, schema, media_root=root / MEDIA_FOLDER)
         for row in loaded.rows:
-            row["media_root"] = str(root / release.MEDIA_FOLDER)
+            row["media_root"] = str(root / MEDIA_FOLDER)
         record_provenance(source, location, loaded.occurrences)
         _report(loaded, schema, location)
         _DOCS[key] = datasets.Dataset.from_list(loaded.rows)
@@ -91,38 +90,31 @@ def _report(loaded: release.Loaded, schema: ResolvedSchema, location: Location) 
                     BENCHMARK, len(loaded.rows), location.describe(), expected)
 
 
-def docs_text_answer(placeholder: datasets.Dataset) -> datasets.Dataset:
-    """process_docs of `agentx_text_answer`: the tasks with a text answer (every key not in the generative list)."""
-    return select_where(all_docs(), "is_generative", False)
+def select_variant(name: str) -> datasets.Dataset:
+    """The documents of the core's variant `name` (`core.task.VARIANTS`), in load order."""
+    return datasets.Dataset.from_list(task.VARIANTS[name](all_docs().to_list()))
 
 
-def docs_generative(placeholder: datasets.Dataset) -> datasets.Dataset:
-    """process_docs of `agentx_generative`: the 222 generative tasks, by key."""
-    return select_where(all_docs(), "is_generative", True)
-
-
-def _with_protocol(docs: datasets.Dataset, protocol: str) -> datasets.Dataset:
-    """The documents with the prompt protocol every hook and the sample record read (`prompt_protocol`)."""
-    script_protocols.get(protocol)
-    return docs.add_column("prompt_protocol", [protocol] * len(docs))
-
-
-def _protocol_docs(protocol: str, generative: bool) -> Any:
+def _variant_docs(name: str) -> Callable[[datasets.Dataset], datasets.Dataset]:
     def process_docs(placeholder: datasets.Dataset) -> datasets.Dataset:
-        return _with_protocol(select_where(all_docs(), "is_generative", generative), protocol)
+        return select_variant(name)
 
-    process_docs.__name__ = f"docs_{'generative' if generative else 'text_answer'}_{protocol}"
-    process_docs.__doc__ = f"process_docs of the `{protocol}` script protocol's {process_docs.__name__[5:]} task."
+    process_docs.__name__ = f"docs_{name}"
+    process_docs.__doc__ = f"process_docs of the core's variant `{name}` (`core.task.VARIANTS`)."
     return process_docs
 
 
-# process_docs of the authors' per-model script protocols (tasks agentx_script_<protocol>_*; core/script_protocols.py)
-docs_text_answer_gpt, docs_generative_gpt = _protocol_docs("gpt", False), _protocol_docs("gpt", True)
-docs_text_answer_gemini, docs_generative_gemini = _protocol_docs("gemini", False), _protocol_docs("gemini", True)
-docs_text_answer_qwen, docs_generative_qwen = _protocol_docs("qwen", False), _protocol_docs("qwen", True)
-docs_text_answer_gemma, docs_generative_gemma = _protocol_docs("gemma", False), _protocol_docs("gemma", True)
-docs_text_answer_pixtral, docs_generative_pixtral = _protocol_docs("pixtral", False), _protocol_docs("pixtral", True)
-docs_text_answer_kimi, docs_generative_kimi = _protocol_docs("kimi", False), _protocol_docs("kimi", True)
+# process_docs of the one-shot tasks: agentx_text_answer, agentx_generative and the authors' per-model script
+# protocols (tasks agentx_script_<protocol>_*; core/script_protocols.py)
+docs_text_answer, docs_generative = _variant_docs("text_answer"), _variant_docs("generative")
+docs_text_answer_gpt, docs_generative_gpt = _variant_docs("text_answer_gpt"), _variant_docs("generative_gpt")
+docs_text_answer_gemini, docs_generative_gemini = (_variant_docs("text_answer_gemini"),
+                                                   _variant_docs("generative_gemini"))
+docs_text_answer_qwen, docs_generative_qwen = _variant_docs("text_answer_qwen"), _variant_docs("generative_qwen")
+docs_text_answer_gemma, docs_generative_gemma = _variant_docs("text_answer_gemma"), _variant_docs("generative_gemma")
+docs_text_answer_pixtral, docs_generative_pixtral = (_variant_docs("text_answer_pixtral"),
+                                                     _variant_docs("generative_pixtral"))
+docs_text_answer_kimi, docs_generative_kimi = _variant_docs("text_answer_kimi"), _variant_docs("generative_kimi")
 
 
 # --------------------------------------------------------------------------- prompt and visuals
@@ -132,53 +124,57 @@ def _media(doc: Mapping[str, Any], index: int) -> Path:
                          field_name="file_path")
 
 
-def _images(doc: Mapping[str, Any]) -> list[Image.Image]:
-    def load() -> list[Image.Image]:
-        return [as_rgb(str(_media(doc, i)), where=f"agentx task {doc['id']!r}, file_path[{i}]")
-                for i in range(len(doc["media"]))]
+class ReleaseMedia:
+    """The plugin's media reader (`adapters.core.task.MediaReader`, `core.task.FrameRuleReader`) of one loaded
+    document: its `files/<name>` cells resolved in the located release, images decoded strictly and once per
+    document, video frames sampled by `adapters.frames` (uniformly, or by a script's index rule), or the video file
+    itself (`native`)."""
 
-    return decoded_once((BENCHMARK, doc["id"]), load)
+    def __init__(self, doc: Mapping[str, Any], native: bool = False) -> None:
+        self.doc = doc
+        self.native = native
 
+    def _index(self, cell: Any) -> int:
+        return [task.media_cell(str(name)) for name in self.doc["media"]].index(cell)
 
-def protocol_of(doc: Mapping[str, Any]) -> script_protocols.ScriptProtocol:
-    """The prompt protocol of `doc`'s task: `paper` unless the task's process_docs names a script protocol."""
-    return script_protocols.get(str(doc.get("prompt_protocol") or script_protocols.PAPER))
+    def _images(self) -> list[Image.Image]:
+        doc = self.doc
 
+        def load() -> list[Image.Image]:
+            return [as_rgb(str(_media(doc, i)), where=f"agentx task {doc['id']!r}, file_path[{i}]")
+                    for i in range(len(doc["media"]))]
 
-def _video_settings(protocol: script_protocols.ScriptProtocol, kwargs: Mapping[str, Any]) -> tuple[str, int]:
-    mode, count = str(kwargs["video_mode"]), int(kwargs["n_frames"])
-    plan = protocol.video
-    if protocol.name != script_protocols.PAPER and (mode, count) != (plan.mode, plan.count):
-        raise ValueError(f"agentx prompt protocol {protocol.name!r} samples video as video_mode={plan.mode}, "
-                         f"n_frames={plan.count} (its script's); the task sets {mode}, {count}: restore them, or use "
-                         "the paper protocol (task agentx) for other video settings")
-    if mode not in ("frames", "native"):
-        raise ValueError(f"video_mode must be 'frames' or 'native', got {mode!r}")
-    return mode, count
+        return decoded_once((BENCHMARK, doc["id"]), load)
+
+    def image(self, cell: Any) -> Image.Image:
+        return self._images()[self._index(cell)]
+
+    def video(self, path: str, n_frames: int) -> list[Image.Image] | VideoFile:
+        file = _media(self.doc, self._index(path))
+        return VideoFile(str(file)) if self.native else list(frames.sample_frames(file, n_frames).frames)
+
+    def video_frames(self, path: str, n_frames: int, rule: FrameRule) -> list[Image.Image]:
+        return list(frames.sample_frames(_media(self.doc, self._index(path)), n_frames, rule=rule).frames)
 
 
 def prompt(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> Prompt:
-    """The core's prompt of `doc` (its protocol's) on the decoded images, the sampled video frames or the video."""
-    protocol = protocol_of(doc)
-    if doc["media_type"] != "video":
-        return script_protocols.build_script_prompt(protocol, doc["query"], _images(doc))
-    path = _media(doc, 0)
-    mode, count = _video_settings(protocol, kwargs)
-    if mode == "native":
-        return script_protocols.build_script_prompt(protocol, doc["query"], VideoFile(str(path)))
-    sampled = frames.sample_frames(path, count, rule=protocol.video.frame_rule(doc["media"][0]))
-    return script_protocols.build_script_prompt(protocol, doc["query"], sampled.frames, frames=True)
+    """The core's prompt of `doc` (`core.task.prompt`, its protocol's) on the release's media."""
+    return task.prompt(doc, kwargs, ReleaseMedia(doc, native=kwargs.get("video_mode") == "native"))
+
+
+def _visual(part: Any) -> Any:
+    return part.path if isinstance(part, VideoFile) else part
 
 
 def segments(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[str | Image.Image]:
     """The user turn in order: images (or `Frame{i}:` labels and frames, or the video path), then the query."""
-    return [part.path if isinstance(part, VideoFile) else part for part in prompt(doc, kwargs).segments]
+    return [_visual(part) for part in prompt(doc, kwargs).parts]
 
 
 def doc_to_messages(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> list[dict[str, Any]]:
     built = prompt(doc, lmms_eval_specific_kwargs)
     content: list[dict[str, Any]] = []
-    for part in built.segments:
+    for part in built.parts:
         if isinstance(part, Image.Image):
             content.append({"type": "image", "url": part})
         elif isinstance(part, VideoFile):
@@ -195,17 +191,16 @@ def doc_to_messages(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[s
 
 
 def doc_to_visual(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> list[Image.Image | str]:
-    return [part.path if isinstance(part, VideoFile) else part
-            for part in prompt(doc, lmms_eval_specific_kwargs).segments if not isinstance(part, str)]
+    return [_visual(part) for part in prompt(doc, lmms_eval_specific_kwargs).media()]
 
 
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any]) -> str:
     """Simple backends: the system message (the instruction and a blank line), then the query; a script protocol's
     system message (if any), then its user turn's texts."""
-    protocol = protocol_of(doc)
-    if protocol.name == script_protocols.PAPER:
+    if task.protocol_of(doc).name == script_protocols.PAPER:
         return simple_text(doc["query"])
-    return script_protocols.simple_text(prompt(doc, lmms_eval_specific_kwargs))
+    built = prompt(doc, lmms_eval_specific_kwargs)
+    return (built.system or "") + "".join(built.texts())
 
 
 def doc_to_target(doc: Mapping[str, Any]) -> str:
@@ -215,29 +210,19 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- scoring
 
 def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True) -> dict[str, Any]:
-    """The per-task sample record: the core's deterministic fields (`core/scoring.py`), every judged metric, the
-    video frames used, the loop check and the report fields."""
+    """The per-task sample record: the core's (`core.task.score`, with the plugin's judge when one is configured and
+    `judge` is true; else the judged metrics are unscored and nothing is asked), then the plugin's extras: the video
+    frames used and the loop check."""
     response = response_text(results)
-    trace = parse_trace(response, release_data.TOOL_NAMES, release_data.LEGACY_ALIASES)
-    scored = score_trace(doc, trace)
-    video = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
-    blocker = doc.get("judge_blocker") or ""
-    judged: dict[str, Any] = judge_doc(doc, scored["prediction"]) if judge else {}
-    return {
-        "benchmark": BENCHMARK, "id": doc["id"], "is_generative": bool(doc["is_generative"]),
-        "query_type": doc["query_type"], "media_type": doc["media_type"], "judge": judged,
-        **scored,
-        "video": video,
-        "gt_skipped_steps": list(doc.get("skipped_steps") or []),
-        "loop": loop_check(response, answered=trace.failure not in PARSE_FAILURES),
-        "not_judged": blocker or None,
-        "prompt_protocol": protocol_of(doc).describe(),
-        "judge_style": style_for(default_client().config) if judge and not blocker else None,
-    }
+    sample = task.score(doc, response, plugin_judge() if judge else None)
+    sample["video"] = frames.frames_log(_media(doc, 0), doc["media"][0]) if doc["media_type"] == "video" else None
+    sample["loop"] = loop_check(response, answered=sample["parse_failure"] is None)
+    return sample
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-    """The record under the task's first metric (`ground_s`), then each other metric's view of it."""
+    """The record under the task's first metric (`ground_s`), then each other metric's view of it (the core's table,
+    then the loop metrics)."""
     sample = record(doc, results)
-    first, *others = metrics.metric_names(bool(doc["is_generative"]))
-    return {first: sample, **{name: metrics.VIEWS[name](sample) for name in others}}
+    kind = "generative" if doc["is_generative"] else "text_answer"
+    return {**task_values(task, kind, sample), **{name: metrics.VIEWS[name](sample) for name in metrics.LOOP_METRICS}}

@@ -4,10 +4,10 @@ Owns the versioned ``PromptTemplate`` of every judged metric (id ``agentx/<code 
 the verbatim string of ``core/judge_prompts.py``, user template and field values from ``core/judging.py``), the
 strict score parser, the judge-style choice (``LMMS_AGENTIC_AGENTX_JUDGE_STYLE``, else from the judge model), the
 judge callable that sends one item's calls as one ``judge_many`` batch (cache first; never raises for judge trouble)
-and the unscored results of an item the released scripts cannot judge.
+and the judge the one-shot tasks hand the core (``plugin_judge``: only when the plugin's own ``LMMS_AGENTIC_JUDGE_*``
+variables configure one; a provider's API key such as ``OPENAI_API_KEY`` never turns it on).
 
-Use (in ``process_results``; ``gt`` is the ``data.json`` record or the ``{gt}`` block, ``prediction`` the parsed
-model output)::
+Use (``gt`` is the ``data.json`` record or the ``{gt}`` block, ``prediction`` the parsed model output)::
 
     from lmms_agentic.tasks.agentx.judge import judge_item
     judged = judge_item(doc_id, gt, prediction, query_type=qt, is_generative=gen)  # style from the judge model
@@ -42,9 +42,9 @@ dictionary" and never mention JSON, which OpenAI's JSON mode requires.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -54,18 +54,17 @@ from lmms_agentic.judges.parsers import AnyOf, ScoreParser
 from lmms_agentic.judges.result import TRANSPORT_ERROR, JudgeResult
 from lmms_agentic.judges.rubric import JsonObjectParser, Number
 from lmms_agentic.judges.templates import JudgeRequest, PromptTemplate
-from lmms_agentic.tasks.agentx.core import judging
+from lmms_agentic.tasks.agentx.core import judging, task
 from lmms_agentic.tasks.agentx.core.judge_prompts import SYSTEM_PROMPTS
 from lmms_agentic.tasks.agentx.core.judging import (
-    NOT_JUDGEABLE,
     REPORTED_NAMES,
     TEMPLATE_VERSION,
     Judge,
     JudgeCall,
     Style,
+    StyledJudge,
     check_style,
 )
-from lmms_agentic.tasks.agentx.core.scoring import judge_gt
 
 __all__ = [
     "ENV_STYLE",
@@ -73,8 +72,9 @@ __all__ = [
     "client_judge",
     "judge_doc",
     "judge_item",
-    "not_judgeable_item",
+    "plugin_judge",
     "style_for",
+    "styled_client_judge",
     "template",
 ]
 
@@ -143,26 +143,34 @@ def judge_item(item_id: str, gt: Mapping[str, Any], prediction: Mapping[str, Any
                               metrics=metrics)
 
 
-def not_judgeable_item(item_id: str, detail: str, *, is_generative: bool,
-                       metrics: Sequence[str] = REPORTED_NAMES) -> dict[str, dict[str, Any]]:
-    """{metric name: unscored ``JudgeResult.as_dict()``} (reason ``NOT_JUDGEABLE``, ``detail`` says why) for the
-    metrics ``judge_item`` would have asked; nothing is sent.  The released scripts leave every score of such an
-    item None, so it drops out of every judged mean; here it does too, and lowers each metric's coverage."""
-    return {name: JudgeResult(score=None, unscored_reason=NOT_JUDGEABLE, item_id=str(item_id),
-                              detail=f"not judged, as in the released judge scripts: {detail}",
-                              template_id=judging.template_id(judging.code_key(name)),
-                              template_version=TEMPLATE_VERSION).as_dict()
-            for name in judging.judged_metric_names(metrics, is_generative)}
+def styled_client_judge(client: JudgeClient) -> StyledJudge:
+    """The core's judge on a judge client, in the style tied to that judge (``style_for(client.config)``)."""
+    return StyledJudge(client_judge(client), style_for(client.config))
+
+
+_WARNED: weakref.WeakSet[JudgeClient] = weakref.WeakSet()
+
+
+def plugin_judge() -> StyledJudge | None:
+    """The judge the one-shot tasks pass to the core (``core.task.score``): the per-process ``default_client()``
+    when the plugin's own variables configure one (``LMMS_AGENTIC_JUDGE_PRESET``, or ``LMMS_AGENTIC_JUDGE_BASE_URL``
+    with ``LMMS_AGENTIC_JUDGE_MODEL``; a provider's API key alone never does), else None, with one warning per
+    client saying how to set one (the judged metrics are then unscored, ``judging.NO_JUDGE``)."""
+    client = default_client()
+    if client.config.configured:
+        return styled_client_judge(client)
+    if client not in _WARNED:
+        _WARNED.add(client)
+        log.warning("no LLM judge configured: judged metrics are unscored. Set LMMS_AGENTIC_JUDGE_PRESET, "
+                    "or LMMS_AGENTIC_JUDGE_BASE_URL and LMMS_AGENTIC_JUDGE_MODEL (see lmms_agentic.judges)")
+    return None
 
 
 def judge_doc(doc: Mapping[str, Any], prediction: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The judged metrics of one loaded Agent-X document (a row of ``hooks.all_docs``) for ``prediction``: unscored
-    as not judgeable when the load recorded a ``judge_blocker`` for it, else ``judge_item`` on its GT."""
-    blocker = doc.get("judge_blocker") or ""
-    if blocker:
-        return not_judgeable_item(doc["id"], blocker, is_generative=bool(doc["is_generative"]))
-    return judge_item(doc["id"], judge_gt(doc), prediction, query_type=doc["query_type"],
-                      is_generative=doc["is_generative"], tool_metadata=json.loads(doc["tool_metadata_json"]))
+    """The judged metrics of one loaded Agent-X document (a row of ``hooks.all_docs``) for ``prediction`` with the
+    per-process ``default_client()`` (``core.task.judged``: unscored as not judgeable when the load recorded a
+    ``judge_blocker``; without a configured judge only cached answers score, the rest is ``not_configured``)."""
+    return task.judged(doc, prediction, styled_client_judge(default_client()))
 
 
 def style_for(config: JudgeConfig, environ: Mapping[str, str] | None = None) -> Style:

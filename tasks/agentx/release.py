@@ -41,7 +41,6 @@ from lmms_agentic.tasks.agentx.core.records import (
 )
 
 DATA_FILE = "data.json"
-MEDIA_FOLDER = "files"
 SCHEMA = ReleaseSchema(BENCHMARK, dict(PUBLISHED_KEYS))
 """The record keys of the release (canonical field -> data.json key); a user override may rename them."""
 log = logging.getLogger("lmms_agentic")

@@ -5,9 +5,11 @@ compute), the released user templates (``{{field}}`` placeholders; the system pr
 the GPT- and Qwen-script serialisation of the ground truth and the prediction (``serialise``, ``gt_block``,
 ``field_values``), the style a judge model implies (``style_for_model``) and ``judge_item``: the calls of one item
 (``JudgeCall``, no Goal call for generative ids) handed to a judge that the caller passes in, and its answers keyed
-by metric.  The judge itself (client, cache, breaker, fencing, the strict score parser) is the plugin's
-(``tasks/agentx/judge.py``); an answer is the judge layer's result payload (``{"score": ...}`` or
-``{"unscored_reason": ...}`` with details), which ``core/metrics.py`` reads.
+by metric; the style a passed judge asks for (``StyledJudge``, ``style_of``) and the unscored results of an item that
+is not judged (``unscored_results``: no judge, or a GT the released scripts cannot judge).  The judge itself
+(client, cache, breaker, fencing, the strict score parser) is the plugin's (``tasks/agentx/judge.py``); an answer
+is the judge layer's result payload (``{"score": ...}`` or ``{"unscored_reason": ...}`` with details), which
+``core/metrics.py`` reads.
 
 Serialisation (``serialise``), as the released scripts call it on each value:
 
@@ -56,6 +58,9 @@ ALL_JUDGED_METRICS: Final[tuple[tuple[str, str], ...]] = JUDGED_METRICS + UNREPO
 REPORTED_NAMES: Final[tuple[str, ...]] = tuple(name for name, _ in JUDGED_METRICS)
 ALL_NAMES: Final[tuple[str, ...]] = tuple(name for name, _ in ALL_JUDGED_METRICS)
 GOAL_METRIC: Final = "goal_acc"
+NO_JUDGE: Final = "not_configured"
+"""Unscored reason of every judged metric of an item scored without a judge (the judge layer's reason for an
+unconfigured judge, so coverage reports name the cause: no judge set)."""
 NOT_JUDGEABLE: Final = "gt_not_judgeable"
 """Unscored reason of every judged metric of an item whose released GT the released judge scripts cannot judge
 (they raise inside their per-item ``try`` and keep all scores None; ``records.normalise`` sets ``judge_blocker``)."""
@@ -203,6 +208,35 @@ class JudgeCall:
 Judge = Callable[[Sequence[JudgeCall]], Sequence[Mapping[str, Any]]]
 """Answers the calls of one item, in order: one result payload each (scored or unscored with a reason); it never
 raises for judge trouble."""
+
+
+@dataclass(frozen=True)
+class StyledJudge:
+    """A `Judge` that names the serialisation style its judge model was prompted in by the released scripts (the
+    GPT or the Qwen judge script); calling it asks `answer`."""
+
+    answer: Judge
+    style: Style = "gpt"
+
+    def __call__(self, calls: Sequence[JudgeCall]) -> Sequence[Mapping[str, Any]]:
+        return self.answer(calls)
+
+
+def style_of(judge: object) -> Style:
+    """The serialisation style of the calls ``judge`` is asked: its ``style`` attribute (a ``StyledJudge``'s), else
+    "gpt" (the GPT judge script, the paper's judge)."""
+    return check_style(str(getattr(judge, "style", "gpt")))
+
+
+def unscored_results(item_id: str, reason: str, detail: str, *, is_generative: bool,
+                     metrics: Sequence[str] = REPORTED_NAMES) -> dict[str, dict[str, Any]]:
+    """{metric name: an unscored result payload} (``reason``, ``detail`` says why) for the metrics ``judge_item``
+    would have asked; nothing is asked.  The payload has the judge layer's keys a report reads (``score`` None,
+    ``scored`` false, ``unscored_reason``, ``detail``, the item and the template)."""
+    return {name: {"score": None, "scored": False, "unscored_reason": reason, "detail": detail,
+                   "item_id": str(item_id), "template_id": template_id(code_key(name)),
+                   "template_version": TEMPLATE_VERSION}
+            for name in judged_metric_names(metrics, is_generative)}
 
 
 def judge_calls(item_id: str, gt: Mapping[str, Any], prediction: Mapping[str, Any], *, query_type: str,

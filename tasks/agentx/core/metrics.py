@@ -244,8 +244,11 @@ def error_rate(items: Items, key: str) -> float:
 
 
 # ---------------------------------------------------------------- names and printing
+LOOP_METRICS: tuple[str, ...] = ("loop_rate", "truncation_rate")
+"""The thinking-loop metrics: their views read the `loop` verdict a harness adds to the record (the plugin's
+`adapters.loops` check); the core's record has none, so they are in no `task.TASK_METRICS` kind."""
 METRICS: tuple[str, ...] = (*DIRECT, GOAL_METRIC, GOAL_STAR, *COVERAGE.values(), *DETERMINISTIC,
-                            *(f"err_{k}" for k in ERROR_KEYS), "loop_rate", "truncation_rate")
+                            *(f"err_{k}" for k in ERROR_KEYS), *LOOP_METRICS)
 """Every metric a task of Agent-X reports, in report order (the first one carries the sample record)."""
 
 

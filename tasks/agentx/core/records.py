@@ -29,6 +29,8 @@ from typing import Any
 from lmms_agentic.adapters.core.schema import RecordError
 
 BENCHMARK = "agentx"
+MEDIA_FOLDER = "files"
+"""The release folder of the media `file_path` names (beside `data.json`)."""
 VIDEO_EXTENSIONS = (".mp4", ".avi", ".mov", ".mkv", ".webm")
 FIELDS = ("query", "file_path", "query_type", "tool_metadata", "reasoning_steps", "final_answer")
 """The published record keys, which are also the canonical field names."""
