@@ -212,7 +212,7 @@ class Media:
 
 def visuals(doc: Mapping[str, Any], kwargs: Mapping[str, Any]) -> list[prompt.Visual]:
     """Images in dataset order; for a video, `n_frames` uniform frames (task-side) or the video path."""
-    shown = task.prompt(doc, kwargs, Media(doc, kwargs)).media()
+    shown = prompt.visuals(doc, kwargs, Media(doc, kwargs))
     return [str(item) if isinstance(item, Path) else item for item in shown]
 
 

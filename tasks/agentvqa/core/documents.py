@@ -90,5 +90,5 @@ def _variants() -> dict[str, Variant]:
     return table
 
 
-VARIANTS = _variants()
+VARIANTS: Mapping[str, Variant] = _variants()
 """Every task's document selection, by name (see the module docstring)."""

@@ -51,7 +51,7 @@ def _source_view(slug: str) -> Callable[[Mapping[str, Any]], Any]:
     return view
 
 
-METRICS = metric_table(
+METRICS: Mapping[str, Metric] = metric_table(
     Metric(RECORD_METRIC, whole_record, mean_score, True, "share of items answered correctly (%)"),
     Metric("no_answer_rate", lambda record: percent(record["pred"] is None), mean_score, False,
            "share of items with no option read from the reply (%)"),
@@ -73,5 +73,5 @@ def metric_names(domain: str) -> tuple[str, ...]:
     return (*COMMON, *(source_metric(slug) for slug, (owner, _, _) in SOURCES.items() if owner == domain))
 
 
-TASK_METRICS: dict[str, tuple[str, ...]] = {domain: metric_names(domain) for domain in DOMAINS}
+TASK_METRICS: Mapping[str, tuple[str, ...]] = {domain: metric_names(domain) for domain in DOMAINS}
 """One kind of task per domain (every variant of a domain reports the same metrics)."""

@@ -21,6 +21,8 @@ from typing import Any
 from PIL import Image
 
 from lmms_agentic.adapters.core.schema import LETTERS
+from lmms_agentic.adapters.core.task import MediaReader
+from lmms_agentic.tasks.agentvqa.core.documents import IMAGES
 from lmms_agentic.tasks.agentvqa.core.sources import RenderedOptions, adapter_for
 
 Visual = Image.Image | str | PurePath
@@ -60,6 +62,14 @@ def ordered_visuals(images: Sequence[Image.Image], video: Sequence[Image.Image] 
     elif video is not None:
         items.extend(video)
     return items
+
+
+def visuals(doc: Mapping[str, Any], settings: Mapping[str, Any], media: MediaReader) -> list[Any]:
+    """The media the model is shown, in order: each image cell as `media.image` reads it, then the video as
+    `media.video(path, settings["n_frames"])` returns it (its frames, or its path for native video)."""
+    images = [media.image(cell) for cell in doc.get(IMAGES) or []]
+    video = media.video(str(doc["video"]), int(settings["n_frames"])) if doc.get("video") else None
+    return ordered_visuals(images, video)
 
 
 @dataclass(frozen=True)

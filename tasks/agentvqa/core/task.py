@@ -2,7 +2,7 @@
 
 Documents and variants come from `documents.py`, the option rendering and the prompt text from `prompt.py`, the
 record (the headline `correct` included) from `scoring.py`, the metric table from `metrics.py`; this module adds
-`prompt`, which puts the media the caller's reader prepares in their order before the text.
+`prompt`, which puts the media the caller's reader prepares (`prompt.visuals`) before the text.
 """
 
 from __future__ import annotations
@@ -28,6 +28,4 @@ def prompt(doc: Mapping[str, Any], settings: Mapping[str, Any], media: MediaRead
     """One user turn, no system text: the images in dataset order (`media.image` of each cell), then the video
     (`media.video(path, settings["n_frames"])`: its frames, or its path where the model takes video natively), then
     the text (`prompt.prompt_text`: `settings` gives the history header and the instruction)."""
-    images = [media.image(cell) for cell in doc.get(_documents.IMAGES) or []]
-    video = media.video(str(doc["video"]), int(settings["n_frames"])) if doc.get("video") else None
-    return Prompt(None, (*_prompt.ordered_visuals(images, video), _prompt.prompt_text(doc, settings)))
+    return Prompt(None, (*_prompt.visuals(doc, settings, media), _prompt.prompt_text(doc, settings)))
