@@ -62,13 +62,13 @@ def _aggregation(name: str) -> Aggregation:
     return aggregation
 
 
-METRICS = metric_table(*(
+METRICS: Mapping[str, Metric] = metric_table(*(
     Metric(name, whole_record if name == RECORD_METRIC else metrics.VIEWS[name], _aggregation(name),
            name not in LOWER_IS_BETTER, _DESCRIPTIONS[name])
     for name in metrics.METRICS if name not in metrics.LOOP_METRICS))
 """Every metric the core scores, in report order: views from `metrics.VIEWS`, `metrics.aggregate` with the plain
 `scored_mean` (NaN when nothing counts)."""
-TASK_METRICS: dict[str, tuple[str, ...]] = {
+TASK_METRICS: Mapping[str, tuple[str, ...]] = {
     kind: tuple(name for name in metrics.metric_names(generative) if name in METRICS)
     for kind, generative in (("text_answer", False), ("generative", True))
 }
@@ -94,7 +94,7 @@ def _selection(generative: bool | None, protocol: str | None = None) -> Variant:
     return select
 
 
-VARIANTS: dict[str, Variant] = {
+VARIANTS: Mapping[str, Variant] = {
     "all": _selection(None),
     "text_answer": _selection(False),
     "generative": _selection(True),
