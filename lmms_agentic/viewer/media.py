@@ -123,13 +123,20 @@ class MediaResolver:
         kwargs = self._kwargs(run, task)
         try:
             if callable(config.get("doc_to_messages")):
-                return self._messages(config["doc_to_messages"](doc, kwargs))
-            visuals = config["doc_to_visual"](doc, kwargs) if callable(config.get("doc_to_visual")) else []
-            return {"media": self._visuals(list(visuals or [])), "messages": None, "note": ""}
+                found = self._messages(config["doc_to_messages"](doc, kwargs))
+            else:
+                visuals = config["doc_to_visual"](doc, kwargs) if callable(config.get("doc_to_visual")) else []
+                found = {"media": self._visuals(list(visuals or [])), "messages": None, "note": ""}
         except Exception as exc:  # a damaged file: the page says so instead of stopping the whole site
             return {"media": [], "messages": None,
                     "note": f"media unavailable: the document's media could not be read ({exc.__class__.__name__}: "
                             f"{exc})"}
+        if (doc.get("video") or doc.get("media_type") == "video") and all(
+                item["kind"] == "image" for item in found["media"]):
+            total = len(found["media"])  # a video the task hands over as sampled frames
+            for number, item in enumerate(found["media"], 1):
+                item.update(kind="frame", label=f"frame {number} of {total}")
+        return found
 
     @staticmethod
     def _kwargs(run: Run, task: str) -> dict[str, Any]:

@@ -151,3 +151,16 @@ def test_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
                                               "a browser; it reads only files next to it)"
     assert main(["view", str(tmp_path / "nothing"), "-o", str(tmp_path / "out2")]) == 1
     assert "no such file or folder" in capsys.readouterr().err
+
+
+def test_frames_of_a_video_are_labelled_as_frames(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = datasets.Dataset.from_list([{"id": "q0", "video": "clip.mp4"}])
+    shades = [Image.new("RGB", (32, 24), (10 * n, 0, 0)) for n in range(3)]
+
+    def messages(doc: Any, kwargs: Any) -> list[dict[str, Any]]:
+        return [{"role": "user", "content": [*({"type": "image", "url": frame} for frame in shades),
+                                             {"type": "text", "text": "What happens?"}]}]
+
+    found = _resolve(tmp_path, lambda task: ({"doc_to_messages": messages}, docs), monkeypatch)
+    assert [m["label"] for m in found["media"]] == ["frame 1 of 3", "frame 2 of 3", "frame 3 of 3"]
+    assert {m["kind"] for m in found["media"]} == {"frame"}

@@ -205,10 +205,15 @@
   function renderPrompt(page) {
     if (!page.messages) return [el("pre", { class: "prompt" }, page.input)];
     return page.messages.map(function (message) {
-      return el("div", { class: "message" }, el("div", { class: "role" }, message.role), ...message.parts.map(function (part) {
-        if (part.media !== undefined) return mediaStrip([page.media[part.media]]);
-        return el("pre", { class: "prompt" }, part.text);
-      }));
+      const blocks = [];
+      let run = [];  // consecutive media parts share one strip
+      for (const part of message.parts.concat([{ text: null }])) {
+        if (part.media !== undefined) { run.push(page.media[part.media]); continue; }
+        if (run.length) blocks.push(mediaStrip(run));
+        run = [];
+        if (part.text !== null) blocks.push(el("pre", { class: "prompt" }, part.text));
+      }
+      return el("div", { class: "message" }, el("div", { class: "role" }, message.role), ...blocks);
     });
   }
 
