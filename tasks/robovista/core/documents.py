@@ -20,6 +20,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from lmms_agentic.adapters.core.task import Variant
 from lmms_agentic.tasks.robovista.core import prompt, records
 from lmms_agentic.tasks.robovista.core.records import DOMAINS, UNKNOWN
 
@@ -85,7 +86,7 @@ def _icl_variant(seed: int) -> Callable[[Documents], Documents]:
     return select
 
 
-VARIANTS: dict[str, Callable[[Documents], Documents]] = {
+VARIANTS: Mapping[str, Variant] = {
     **{domain: where_domain(domain) for domain in DOMAINS},
     "unlabeled": where_domain(UNKNOWN),
     "all": every_document,

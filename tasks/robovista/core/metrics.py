@@ -74,7 +74,7 @@ def hle_compat_calibration(items: Items) -> float:
     return _calibration(items, hle_compat=True)
 
 
-METRICS = metric_table(
+METRICS: Mapping[str, Metric] = metric_table(
     Metric(RECORD_METRIC, whole_record, mean_score, True,
            "accuracy (%) by the runner's first released parser (parity_20260706), the paper's tables"),
     Metric("parity_20260714_acc", _parser_view("parity_20260714"), mean_score, True,
@@ -109,7 +109,7 @@ DOMAIN_TASK = (RECORD_METRIC, "parity_20260714_acc", "strict_acc", "no_answer_ra
 FULL_TASK = (*DOMAIN_TASK, *(f"ability_{a}_acc" for a in ABILITY_SPLIT), *(f"domain_{d}_acc" for d in DOMAINS))
 CONFIDENCE_TASK = (*FULL_TASK, "calibration_error", "hle_compat_calibration", "confidence_coverage")
 
-TASK_METRICS: dict[str, tuple[str, ...]] = {
+TASK_METRICS: Mapping[str, tuple[str, ...]] = {
     "domain": DOMAIN_TASK,
     "full": FULL_TASK,
     "confidence": CONFIDENCE_TASK,
