@@ -258,3 +258,29 @@ def test_a_10000_sample_run_opens_in_under_two_seconds(runs: ViewerRuns, browser
     html = [path for path in index.parent.rglob("*") if path.suffix in (".html", ".js")]
     assert not any("base64" in path.read_text(encoding="utf-8") for path in html)
     assert (index.parent / "data" / "site.js").stat().st_size < 50_000
+
+
+def test_an_lm_eval_run(browser: Browser, tmp_path: Path) -> None:
+    """lm-eval's layout (``results_<date>.json``, samples with the document): the same overview and pages."""
+    pytest.importorskip("lm_eval", reason="lm-eval not installed (pip install -e '.[dev]')")
+    from ..lmeval import loopback
+    from ..lmeval.conftest import _book, _env, _run, lmeval_tasks_dir
+
+    with loopback.judge_server() as judge:
+        run = _run("lm-eval", _book(), tmp_path / "lm-eval", _env(judge.base_url, LMMS_AGENTIC_DATA="mini"),
+                   ["agentvqa", "agentx"], lmeval_tasks_dir(), isolated=False)
+    run.assert_ok(["agentvqa", "agentx"])
+    index = write_site([tmp_path / "lm-eval"], tmp_path / "site", progress=lambda message: None)
+    browser.open(index, "overview")
+    rows = browser.page.evaluate("Array.from(document.querySelectorAll('#overview tbody tr')).map(r => "
+                                 "Array.from(r.cells).map(c => c.textContent))")
+    path = browser.page.evaluate("window.VIEWER_DATA.site.runs[0].path")
+    assert browser.page.evaluate("window.VIEWER_DATA.site.runs[0].harness") == "lm-eval"
+    assert {row[1] for row in rows} == {"agentvqa", "agentx"}
+    for _, task, metric, value, *_ in rows:
+        assert value == _expected(path, task, metric), task
+    browser.check("lm-eval-overview")
+    _open_first(browser, index, "task=agentvqa_robotics")
+    assert browser.page.locator(".strip img").count() >= 1  # media rebuilt for an lm-eval sample too
+    assert "Options:" in browser.page.inner_text(".message")  # the prompt as the task rendered it
+    browser.check("lm-eval-sample")
