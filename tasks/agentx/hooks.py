@@ -1,10 +1,12 @@
-"""lmms-eval hooks for Agent-X: the core (`core/`) with the plugin's extras around it.
+"""lmms-eval hooks for the one-shot Agent-X tasks: the core task (`core/task.py`) with the plugin's extras around it.
 
-The core normalises the records, builds the prompt, parses the reply, scores it and aggregates; around it this
-module adds where the data lives and its loading (`release.py`: data.json, schema override, bad-record screening,
-media checks), provenance and the set-aside counts in the results file, strict image decoding and the decoded-media
-cache, video frame sampling, the judge (`judge.py`), the loop check and the sample-record contract.  The
-aggregation functions the task YAMLs name are `aggregations.py` (and the group's `adapters.core.scores.group_mean`).
+The core normalises the records, selects each task's documents (`VARIANTS`), builds the prompt, parses the reply and
+decides every score (`score`: the record, judged metrics included when a judge is passed in); around it this module
+adds where the data lives and its loading (`release.py`: data.json, schema override, bad-record screening, media
+checks), provenance and the set-aside counts in the results file, the media reader (strict image decoding, the
+decoded-media cache, video frame sampling), the judge when the plugin's variables configure one
+(`judge.plugin_judge`), the video frame log and the loop check.  The aggregation functions the task YAMLs name are
+`aggregations.py` (and the group's `adapters.core.scores.group_mean`).
 
 Protocol (tasks/agentx/README.md): the system message is byte for byte the released GPT script's
 (`instruction_prompt + '\n\n'`, `release_data.system_message()`); backends without a system role get that text as the

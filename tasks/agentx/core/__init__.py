@@ -4,7 +4,8 @@ Standard library, Pillow and `adapters.core` only, so lmms-eval, lm-evaluation-h
 task share it: `records` (normalising a `data.json` entry), `release_data` (the released instruction, tool catalogue
 and generative ids), `prompt` (the user turn), `trace_search` and `trace` (reply parsing), `failure_rules` (the
 deterministic failure taxonomy), `scoring` (one item's deterministic fields), `judge_prompts` and `judging` (what
-each judge call asks; the judge is passed in), `metrics` (names, views, aggregation).
+each judge call asks; the judge is passed in), `metrics` (names, views, aggregation), `task` (the one-shot tasks
+as an `adapters.core.task.CoreTask`).
 """
 
 from lmms_agentic.tasks.agentx.core import (
