@@ -268,8 +268,7 @@ def detail(line: Mapping[str, Any], task: str, benchmark: Benchmark | None, labe
             "input": question_text(line), "reply": reply_text(line), "extraction": extraction(record),
             "gold": _text(gold), "metrics": metric_values(line, key), "verdicts": verdicts(record),
             "steps": steps(record), "final_answer": final_answer(record), "rounds": round_rows(record),
-            "errors": error_modes(record), "record": json.dumps(record, ensure_ascii=False, indent=1,
-                                                                 default=str)}
+            "errors": error_modes(record), "record": record}
 
 
 def permutation_row(record: Mapping[str, Any], reply: str) -> dict[str, str]:

@@ -250,7 +250,7 @@
           el("td", {}, r.backend), el("td", {}, r.status), el("td", {}, el("pre", {}, r.observation)),
           el("td", {}, r.image ? r.image + " (not stored in the sample log)" : "")); }), { id: "rounds" })));
       parts.push(...section("Every metric of this sample", kv(page.metrics)));
-      parts.push(el("details", {}, el("summary", {}, "The whole record"), el("pre", {}, page.record)));
+      parts.push(el("details", {}, el("summary", {}, "The whole record"), el("pre", {}, JSON.stringify(page.record, null, 1))));
       main.replaceChildren(...parts);
     }).catch(showError);
   }
