@@ -276,3 +276,11 @@ def test_prompt_is_what_the_plugin_shows(name: str, robovista_manifest: Any) -> 
         plugin_images = [p for p in parts if not isinstance(p, str)]
         assert [(i.size, i.tobytes()) for i in plugin_images] == [(i.size, i.tobytes()) for i in shown.media()]
         assert hooks.doc_to_text(doc, kwargs) == f"{shown.system}\n\n{''.join(shown.texts())}"
+
+
+def test_prompt_refuses_documents_it_cannot_show() -> None:
+    doc = _doc()
+    with pytest.raises(RecordError, match="'images': is missing"):
+        task.prompt({k: v for k, v in doc.items() if k != "images"}, {"protocol": "zero_shot"}, _Reader())
+    with pytest.raises(ValueError, match="icl_seed<k> variant"):
+        task.prompt({**doc, "images": []}, {"protocol": "icl"}, _Reader())
