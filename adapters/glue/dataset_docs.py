@@ -4,10 +4,15 @@ The release rows go through `core.documents` once per loaded split (its fingerpr
 pure function (`core.VARIANTS[name]`); image columns are read undecoded, so the documents keep each image cell as
 `{"bytes": ..., "path": ...}` and decode only what a prompt shows. `extra` adds the same value to every document
 (lm-eval: the task's prompt settings).
+
+A keyed JSON release (`data.json`: one object, key -> a one-element list holding the record) is read from the file
+itself (`keyed_rows`): a harness's table of such a file is one wide row whose columns unify the records' shapes, so
+the glue is given the file (`release_file`) and ignores the loaded split; its rows are `{"id": key, **record}`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -40,9 +45,27 @@ def release_rows(dataset: Any) -> list[dict[str, Any]]:
     return [dict(row) for row in dataset.to_list()]
 
 
+def keyed_rows(path: str) -> list[dict[str, Any]]:
+    """The rows of a keyed JSON release (key -> a one-element list holding the record), in file order."""
+    with open(path, encoding="utf-8") as handle:
+        entries = json.load(handle)
+    if not isinstance(entries, dict):
+        raise ValueError(f"{path}: a keyed release is one JSON object (key -> [record])")
+    rows = []
+    for key, value in entries.items():
+        record = value[0] if isinstance(value, list) and len(value) == 1 else None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}: entry {key!r} is not a one-element list holding a record")
+        rows.append({"id": str(key), **record})
+    return rows
+
+
 def documents(core: CoreTask, dataset: Any) -> list[dict[str, Any]]:
-    """`core.documents` of the split (computed once per loaded split)."""
-    key = (core.BENCHMARK, str(getattr(dataset, "_fingerprint", "") or id(dataset)))
+    """`core.documents` of the split (computed once per loaded split; rows given as a list, every time)."""
+    fingerprint = getattr(dataset, "_fingerprint", None)
+    if not fingerprint:
+        return core.documents(release_rows(dataset))
+    key = (core.BENCHMARK, str(fingerprint))
     if key not in _DOCUMENTS:
         _DOCUMENTS[key] = core.documents(release_rows(dataset))
     return [dict(doc) for doc in _DOCUMENTS[key]]

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
-from lmms_agentic.adapters.glue.dataset_docs import variant_docs
+from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, variant_docs
 from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, flat_media
 from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
 
@@ -36,11 +36,19 @@ def settings_of(doc: Mapping[str, Any]) -> dict[str, Any]:
 class LmEvalHooks:
     """The lm-eval hooks of one benchmark core reading its media from `repo_id` at `revision`."""
 
-    def __init__(self, core: CoreTask, repo_id: str, revision: str) -> None:
+    def __init__(self, core: CoreTask, repo_id: str, revision: str, release_file: str | None = None) -> None:
         self.core = core
         self.repo_id = repo_id
         self.revision = revision
+        self.release_file = release_file
+        """A keyed JSON release read from the dataset repository instead of the loaded split (`dataset_docs`)."""
         self.layout = LayoutMedia()
+
+    def rows(self, dataset: Any) -> Any:
+        """The release rows: the loaded split, or the rows of the keyed release file."""
+        if self.release_file is None:
+            return dataset
+        return keyed_rows(HubMedia(self.repo_id, self.revision).file(self.release_file))
 
     def process_docs(self, variant: str, settings: Mapping[str, Any]) -> Callable[[Any], Any]:
         """The documents of `variant`, each carrying the task's prompt settings and system text."""
@@ -50,7 +58,7 @@ class LmEvalHooks:
             return {SETTINGS_FIELD: text, SYSTEM_FIELD: self.core.prompt(doc, settings, self.layout).system or ""}
 
         def process_docs(dataset: Any) -> Any:
-            return variant_docs(self.core, variant, dataset, fields)
+            return variant_docs(self.core, variant, self.rows(dataset), fields)
 
         process_docs.__name__ = f"process_docs_{variant}"
         return process_docs

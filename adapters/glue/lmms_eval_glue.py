@@ -14,7 +14,7 @@ from typing import Any
 
 from lmms_agentic.adapters.core.prompting import with_system_prompt
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
-from lmms_agentic.adapters.glue.dataset_docs import variant_docs
+from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, variant_docs
 from lmms_agentic.adapters.glue.hub_media import HubMedia, VideoFile, flat_media
 from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
 
@@ -40,19 +40,27 @@ def _content(parts: Sequence[Any]) -> list[dict[str, Any]]:
 class LmmsEvalHooks:
     """The lmms-eval hooks of one benchmark core reading its media from `repo_id` at `revision`."""
 
-    def __init__(self, core: CoreTask, repo_id: str, revision: str) -> None:
+    def __init__(self, core: CoreTask, repo_id: str, revision: str, release_file: str | None = None) -> None:
         self.core = core
         self.repo_id = repo_id
         self.revision = revision
+        self.release_file = release_file
+        """A keyed JSON release read from the dataset repository instead of the loaded split (`dataset_docs`)."""
 
     def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any] | None) -> Prompt:
         settings = settings or {}
         media = HubMedia(self.repo_id, self.revision, native_video=settings.get("video_mode") == "native")
         return self.core.prompt(doc, settings, media)
 
+    def rows(self, dataset: Any) -> Any:
+        """The release rows: the loaded split, or the rows of the keyed release file."""
+        if self.release_file is None:
+            return dataset
+        return keyed_rows(HubMedia(self.repo_id, self.revision).file(self.release_file))
+
     def process_docs(self, variant: str) -> Callable[[Any], Any]:
         def process_docs(dataset: Any) -> Any:
-            return variant_docs(self.core, variant, dataset)
+            return variant_docs(self.core, variant, self.rows(dataset))
 
         process_docs.__name__ = f"process_docs_{variant}"
         return process_docs

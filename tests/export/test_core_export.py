@@ -58,7 +58,9 @@ L.add_constructor("!function", lambda loader, node: loader.construct_scalar(node
 package, folder, parquet, tasks, name = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
 utils = importlib.import_module(f"{package}.tasks.{name}.utils")
 if parquet.endswith(".json"):  # a data.json release: the hooks read it and its media from the dataset repository
-    utils.hf_hub_download = lambda repo_id, filename, **kwargs: os.path.join(os.path.dirname(parquet), filename)
+    import huggingface_hub  # the shared media reader downloads through it
+    here = os.path.dirname(parquet)
+    huggingface_hub.hf_hub_download = lambda repo_id, filename, **kwargs: os.path.join(here, filename)
 raw = datasets.load_dataset("parquet" if parquet.endswith(".parquet") else "json", data_files={"train": parquet},
                             split="train")
 template = yaml.load(open(f"{folder}/_default_template_yaml"), L)

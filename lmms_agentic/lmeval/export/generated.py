@@ -175,13 +175,15 @@ def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
     module, hooks_class = shared.GLUE_CLASSES[harness]
     package = shared.HARNESS_PACKAGES[harness]
     revision = benchmark.source.revision or "main"
+    release = release_file(benchmark)
+    release_arg = f', release_file="{release}"' if release else ""
     lines = [f'"""{benchmark.title} hooks for {harness}: every name the task YAMLs reference, from the shared '
              f"glue (`{hooks_class}`)\nover this folder's core (`task`): one process_docs per "
              f"{'variant' if harness == 'lmms-eval' else 'task'}, one process_results per kind of task, one "
              'aggregation per metric."""', "",
              f"from {shared.shared_package(harness)}.{module} import {hooks_class}",
              f"from {package}.tasks.{benchmark.name} import task", *imports.lines(), "",
-             f'HOOKS = {hooks_class}(task, "{benchmark.source.hub_id}", "{revision}")', ""]
+             f'HOOKS = {hooks_class}(task, "{benchmark.source.hub_id}", "{revision}"{release_arg})', ""]
     hooks = LMMS_EVAL_HOOKS if harness == "lmms-eval" else LM_EVAL_HOOKS
     lines += [f"{hook} = HOOKS.{hook}" for hook in hooks] + [""]
     if harness == "lmms-eval":
@@ -201,6 +203,15 @@ def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
     return "\n".join(lines) + "\n"
 
 
+def release_file(benchmark: Benchmark) -> str | None:
+    """The keyed JSON release file the hooks read (a release with a `data.json` and no parquet), else None."""
+    mini = benchmark.folder / "data" / "mini"
+    if not mini.is_dir() or any(mini.rglob("*.parquet")):
+        return None
+    tables = sorted(p.name for p in mini.glob("*.json"))
+    return tables[0] if tables else None
+
+
 def core_files(benchmark: str, harness: str, left_out: Sequence[str], data_files: Sequence[str]) -> dict[str, str]:
     """file name -> text of the benchmark core's modules (imports rewritten) and the data files they read."""
     folder = Path(importlib.import_module(f"{shared.ROOT}.tasks.{benchmark}.core").__file__ or "").parent
@@ -210,5 +221,12 @@ def core_files(benchmark: str, harness: str, left_out: Sequence[str], data_files
             continue
         text = shared.rewrite(path.read_text(encoding="utf-8"), harness, benchmark)
         files[path.name] = shared.checked(f"tasks/{benchmark}/core/{path.name}", text)
+    target = f"{shared.HARNESS_PACKAGES[harness]}.tasks.{benchmark}"
+    for name, text in files.items():
+        missing = [m for m in left_out
+                   if re.search(rf"from {re.escape(target)}(?:\.{m} import| import .*\b{m}\b)", text)]
+        if missing:
+            raise GeneratedExportError(f"{benchmark}: {name} imports {', '.join(missing)}, which the export leaves "
+                                       "out (LEFT_OUT_CORE of its upstream.py)")
     files.update({name: (folder / name).read_text(encoding="utf-8") for name in data_files})
     return files

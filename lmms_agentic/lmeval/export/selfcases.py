@@ -21,11 +21,11 @@ from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.core.task import CoreTask
-from lmms_agentic.adapters.glue.dataset_docs import release_rows
+from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, release_rows
 from lmms_agentic.adapters.glue.lm_eval_glue import LmEvalHooks
 from lmms_agentic.adapters.glue.lmms_eval_glue import LmmsEvalHooks
 from lmms_agentic.lmeval.export import selftest
-from lmms_agentic.lmeval.export.generated import CoreChoice, identifier
+from lmms_agentic.lmeval.export.generated import CoreChoice, identifier, release_file
 
 DOCS_PER_TASK = 2
 VIDEO_FRAMES = 6
@@ -61,19 +61,28 @@ def _marked(value: Any, media: Path, files: dict[str, list[Any]]) -> Any:
         return {"draw": _size(value)}
     if isinstance(value, list):
         return [_marked(item, media, files) for item in value]
-    if isinstance(value, str) and (media / value).is_file():
-        if VIDEO_FILE.search(value):
-            files[value] = ["video", VIDEO_FRAMES]
-        elif IMAGE_FILE.search(value):
-            files[value] = ["image", *_size({"bytes": (media / value).read_bytes()})]
+    if not isinstance(value, str):
+        return value
+    folders = [media, *(d for d in sorted(media.iterdir()) if d.is_dir())]
+    for part in (p.strip() for p in value.split(",")):  # a cell may name several files, comma-separated
+        if not (VIDEO_FILE.search(part) or IMAGE_FILE.search(part)):
+            continue
+        found = next((folder / part for folder in folders if (folder / part).is_file()), None)
+        if found is not None:
+            files[found.relative_to(media).as_posix()] = (["video", VIDEO_FRAMES] if VIDEO_FILE.search(part)
+                                                          else ["image", *_size({"bytes": found.read_bytes()})])
     return value
 
 
 def mini_rows(benchmark: Benchmark) -> tuple[list[dict[str, Any]], Path]:
-    """The mini split's release rows (image cells undecoded) and the folder its media files are relative to."""
+    """The mini split's release rows (image cells undecoded; a keyed release's rows) and the folder its media files
+    are relative to."""
     import datasets
 
     mini = benchmark.folder / "data" / "mini"
+    release = release_file(benchmark)
+    if release is not None:
+        return keyed_rows(str(mini / release)), mini
     table = next(mini.rglob("*.parquet"), mini / "data.json")
     kind = "parquet" if table.suffix == ".parquet" else "json"
     loaded = datasets.load_dataset(kind, data_files={"rows": str(table)}, split="rows")
@@ -82,9 +91,8 @@ def mini_rows(benchmark: Benchmark) -> tuple[list[dict[str, Any]], Path]:
 
 def _hooks(core: CoreTask, harness: str, benchmark: Benchmark) -> Any:
     revision = benchmark.source.revision or "main"
-    if harness == "lmms-eval":
-        return LmmsEvalHooks(core, benchmark.source.hub_id, revision)
-    return LmEvalHooks(core, benchmark.source.hub_id, revision)
+    hooks = LmmsEvalHooks if harness == "lmms-eval" else LmEvalHooks
+    return hooks(core, benchmark.source.hub_id, revision, release_file=release_file(benchmark))
 
 
 def _docs(hooks: Any, harness: str, choice: CoreChoice, dataset: Any) -> Any:
@@ -115,19 +123,21 @@ def _inside(folder: Path) -> Iterator[None]:
         os.chdir(here)
 
 
-def _sample(rows: list[dict[str, Any]], media: Path, keep: Sequence[int]) -> dict[str, Any]:
+def _sample(rows: list[dict[str, Any]], media: Path, keep: Sequence[int], release: str | None) -> dict[str, Any]:
     files: dict[str, list[Any]] = {}
     kept = [_unbranded({k: _marked(v, media, files) for k, v in rows[i].items()}) for i in keep]
-    return {"rows": kept, "files": files}
+    return {"rows": kept, "files": files, "release_file": release}
 
 
 def _chosen_rows(core: CoreTask, chosen: Mapping[str, CoreChoice], rows: list[dict[str, Any]]) -> list[int]:
-    """Indices of the rows whose documents are the first ones of every task (all rows when documents do not map
-    one to one onto rows)."""
-    documents = core.documents(rows)
-    if len(documents) != len(rows):
-        return list(range(len(rows)))
-    by_id = {str(doc["id"]): index for index, doc in enumerate(documents)}
+    """Indices of the rows whose documents are the first ones of every task (all rows when a row does not give
+    exactly one document)."""
+    by_id: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        own = core.documents([row])
+        if len(own) != 1:
+            return list(range(len(rows)))
+        by_id[str(own[0]["id"])] = index
     keep: set[int] = set()
     for choice in chosen.values():
         docs = core.VARIANTS[choice.variant](core.documents(rows))
@@ -139,7 +149,7 @@ def cases(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mapping[st
           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(SAMPLE, CASES) of the export's own test."""
     rows, media = mini_rows(benchmark)
-    sample = _sample(rows, media, _chosen_rows(core, chosen, rows))
+    sample = _sample(rows, media, _chosen_rows(core, chosen, rows), release_file(benchmark))
     hooks = _hooks(core, harness, benchmark)
     view = types.SimpleNamespace(doc_to_text=hooks.doc_to_text, doc_to_visual=getattr(hooks, "doc_to_visual", None),
                                  doc_to_image=getattr(hooks, "doc_to_image", None))
