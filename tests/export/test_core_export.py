@@ -152,8 +152,10 @@ def test_python_follows_the_harness_style(exported: Path, harness: str, benchmar
     formatting.check_files(harness, [*sorted(folder.glob("*.py")), exported / TESTS[harness].format(b=benchmark)])
 
 
-COVERAGE_TARGET = 85.0
-"""Statement coverage (%) of each exported benchmark folder by its own test, at least."""
+COVERAGE_TARGET = {"robovista": 85.0, "agentvqa": 85.0, "agentx": 75.0}
+"""Statement coverage (%) of each exported benchmark folder by its own test, at least. Agent-X's is lower (78% when
+written): its core's judge paths (`judging.py`) run only with a judge, which the exported tasks do not build, and
+`script_protocols.py`, which `task.py` imports, serves the per-model script tasks the export leaves out."""
 
 
 def _coverage(exported: Path, harness: str, benchmark: str, data: Path) -> dict[str, float]:
@@ -188,7 +190,7 @@ def test_its_own_test_passes_without_lmms_agentic(exported: Path, harness: str, 
                 f"statements, {covered['shared']:.1f}% of the shared module's")
         print(line)
         (tmp_path / "coverage.txt").write_text(line + "\n")
-        assert covered["folder"] >= COVERAGE_TARGET, line
+        assert covered["folder"] >= COVERAGE_TARGET[benchmark], line
 
 
 @functools.cache
