@@ -187,9 +187,11 @@ def _case(benchmark: Benchmark, hooks: Any, view: Any, harness: str, core: CoreT
     aggregated = {name: selftest.comparable(hooks.aggregation(name)(values[name])) for name in aggregations}
     docs_name = (f"process_docs_{identifier(choice.variant)}" if harness == "lmms-eval"
                  else f"{identifier(choice.task)}_docs")
-    return _unbranded({"process_docs": docs_name, "process_results": f"process_results_{identifier(choice.kind)}",
-                       "settings": settings, "ids": [str(doc["id"]) for doc in docs], "documents": documents,
-                       "aggregations": aggregations, "aggregated": aggregated})
+    case: dict[str, Any] = _unbranded({
+        "process_docs": docs_name, "process_results": f"process_results_{identifier(choice.kind)}",
+        "settings": settings, "ids": [str(doc["id"]) for doc in docs], "documents": documents,
+        "aggregations": aggregations, "aggregated": aggregated})
+    return case
 
 
 def test_files(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mapping[str, CoreChoice],

@@ -61,7 +61,8 @@ def encode_video(path: Path, n_frames: int, index: int) -> None:
         stream.width, stream.height, stream.pix_fmt = 32, 32, "yuv420p"
         for frame in range(n_frames):
             image = Image.new("RGB", (32, 32), COLOURS[(index + frame) % len(COLOURS)])
-            for packet in stream.encode(av.VideoFrame.from_image(image)):
+            frame_image = av.VideoFrame.from_image(image)  # type: ignore[no-untyped-call]
+            for packet in stream.encode(frame_image):
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
@@ -70,7 +71,8 @@ def encode_video(path: Path, n_frames: int, index: int) -> None:
 def _cell(value: Any, counter: list[int]) -> Any:
     if isinstance(value, dict) and set(value) == {"draw"}:
         counter[0] += 1
-        return {"bytes": draw(*value["draw"], counter[0]), "path": None}
+        width, height = value["draw"]
+        return {"bytes": draw(int(width), int(height), counter[0]), "path": None}
     if isinstance(value, list):
         return [_cell(item, counter) for item in value]
     return value

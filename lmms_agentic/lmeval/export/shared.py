@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lmms_agentic.adapters import core as shared_core
-from lmms_agentic.adapters import glue
+import lmms_agentic.adapters.core as shared_core
+import lmms_agentic.adapters.glue as glue
 
 ROOT = "lmms_agentic"
 SHARED_DIRS = {"lmms-eval": "lmms_eval/tasks/_task_utils/agentic", "lm-eval": "lm_eval/tasks/agentic_common"}
