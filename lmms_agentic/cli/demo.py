@@ -73,7 +73,10 @@ def run_demo(output: Path, with_tiny_vlm: bool = True) -> int:
         print(summary(text))
         print(f"full report with breakdowns and charts: {report}")
     from lmms_agentic.reproduce.command import smoke_table
+    from lmms_agentic.viewer.command import write_demo_viewer
 
+    viewer = write_demo_viewer([dummy_dir, output / "tiny_vlm"], output / "viewer")
+    print(f"every sample in a browser (open from disk): {viewer}")
     print("\n" + smoke_table(output))
     print(
         "\n" + "=" * 100 + "\n"

@@ -45,8 +45,6 @@ pytestmark = pytest.mark.e2e
 for _tool in ("lm_eval", "black", "isort"):
     pytest.importorskip(_tool, reason="pip install -e '.[lmeval,export]'")
 PACKAGES = {"lmms-eval": "lmms_eval.tasks", "lm-eval": "lm_eval.tasks"}
-HARNESS_GIT = os.environ.get("LM_EVAL_HARNESS_GIT_DIR", "")
-"""A clone (or bare git dir) of lm-evaluation-harness to compare the embedded ruff settings with (optional)."""
 ROW_WEIGHTED = {(s.name, entry["metric"]) for sources in all_sources().values() for s in sources
                 if s.is_group and "permutations" in s.relative.parts
                 for entry in s.config["aggregate_metric_list"] if entry.get("weight_by_size")}
@@ -215,38 +213,6 @@ def test_folders_are_self_contained(exported: Path, harness: str) -> None:
 @pytest.mark.parametrize("harness", ["lmms-eval", "lm-eval"])
 def test_python_follows_the_harness_style(exported: Path, harness: str) -> None:
     formatting.check_files(harness, _python_files(exported, harness))
-
-
-def test_embedded_lm_eval_ruff_settings_match_the_harness() -> None:
-    if not HARNESS_GIT or not Path(HARNESS_GIT).exists():
-        pytest.skip("set LM_EVAL_HARNESS_GIT_DIR to a git checkout of lm-evaluation-harness to compare")
-    import subprocess
-
-    tomllib = pytest.importorskip("tomllib")
-
-    text = subprocess.run(["git", "-C", HARNESS_GIT, "show", "HEAD:pyproject.toml"], capture_output=True, text=True,
-                          check=True).stdout
-    theirs = tomllib.loads(text)["tool"]["ruff"]
-    ours = tomllib.loads(formatting.LMEVAL_RUFF_TOML)
-    assert "line-length" not in theirs
-    assert ours["lint"] == theirs["lint"]
-
-
-def test_lmms_eval_style_matches_its_pre_commit_hooks() -> None:
-    folder = os.environ.get("LMMS_EVAL_GIT_DIR", "")
-    if not folder or not Path(folder).exists():
-        pytest.skip("set LMMS_EVAL_GIT_DIR to a git checkout of lmms-eval to compare")
-    import subprocess
-
-    import black
-    import isort
-
-    text = subprocess.run(["git", "-C", folder, "show", "HEAD:.pre-commit-config.yaml"], capture_output=True,
-                          text=True, check=True).stdout
-    hooks = {repo["repo"].rsplit("/", 1)[1]: repo for repo in yaml.safe_load(text)["repos"]}
-    assert hooks["black"]["hooks"][0]["args"] == [f"--line-length={formatting.LMMS_EVAL_BLACK_LINE_LENGTH}"]
-    assert hooks["isort"]["hooks"][0]["args"] == ["--profile", "black"]
-    assert (hooks["black"]["rev"], hooks["isort"]["rev"]) == (black.__version__, isort.__version__)
 
 
 @pytest.mark.parametrize("harness", ["lmms-eval", "lm-eval"])
