@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import math
-import os
 import re
 from pathlib import Path
 
