@@ -1,5 +1,5 @@
 """Agent-X's deterministic failure rules: the rule-based failure taxonomy of the authors' error-analysis notebook,
-computed in code; no LLM involved (not to be confused with the judge-based error-mode studies, `judges.error_modes`).
+computed in code; no LLM involved (not to be confused with the paper's judge-based error-mode study).
 
 Owns the checks of ``analysis/error_analysis.ipynb`` over ONE prediction record, the released prediction-file shape
 ``{"query", "filename", **model_json}`` as a plain dict (build it with ``ParsedTrace.notebook_record``).  Like the
@@ -157,7 +157,8 @@ def _spacy_model() -> Any:
         import spacy
 
         return spacy.load("en_core_web_sm")
-    except Exception:  # not installed, or the model is missing: use the approximation
+    # not installed, the model missing or built for another spaCy: use the approximation
+    except (ImportError, OSError, ValueError):
         return None
 
 

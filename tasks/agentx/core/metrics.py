@@ -3,7 +3,7 @@
 Aggregations take what the harness gathered from all ranks: sample records (the first metric's value) or views of
 them (None: the row does not count). Values are never rounded (`format_row` prints them); NaN when nothing counts.
 
-Rules (reproducing the README tables from the authors' `analysis/metrics.ipynb`; see tasks/agentx/README.md):
+Rules (reproducing the README tables from the authors' `analysis/metrics.ipynb`; see the benchmark's README):
 
 * the eight direct judged metrics (`ground_s` ... `toolset_acc`): mean over every item whose judge result is scored,
   generative items included; an unscored or absent result ("missing") leaves the mean and lowers `cov_<...>`;
