@@ -44,6 +44,11 @@ class LmEvalHooks:
         """A keyed JSON release read from the dataset repository instead of the loaded split (`dataset_docs`)."""
         self.layout = LayoutMedia()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """The hooks themselves: the harness deep-copies task configs, whose hooks are this object's methods (its
+        core is a module, which cannot be copied, and nothing in it changes)."""
+        return self
+
     def rows(self, dataset: Any) -> Any:
         """The release rows: the loaded split, or the rows of the keyed release file."""
         if self.release_file is None:

@@ -52,6 +52,11 @@ class LmmsEvalHooks:
         media = HubMedia(self.repo_id, self.revision, native_video=settings.get("video_mode") == "native")
         return self.core.prompt(doc, settings, media)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """The hooks themselves: the harness deep-copies task configs, whose hooks are this object's methods (its
+        core is a module, which cannot be copied, and nothing in it changes)."""
+        return self
+
     def rows(self, dataset: Any) -> Any:
         """The release rows: the loaded split, or the rows of the keyed release file."""
         if self.release_file is None:

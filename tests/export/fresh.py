@@ -57,9 +57,10 @@ def site_packages(python: Path) -> Path:
     return Path(done.stdout.strip())
 
 
-def install_folder(python: Path, harness: str, folder: Path) -> Path:
-    """Copy an exported task folder into the venv's installed harness (replacing an earlier copy)."""
-    target = site_packages(python) / PACKAGES[harness] / "tasks" / folder.name
+def install_folder(python: Path, harness: str, folder: Path, relative: str | None = None) -> Path:
+    """Copy an exported task folder (or, with `relative`, the folder at that path under site-packages, e.g. the
+    shared module) into the venv's installed harness (replacing an earlier copy)."""
+    target = site_packages(python) / (relative or f"{PACKAGES[harness]}/tasks/{folder.name}")
     shutil.rmtree(target, ignore_errors=True)
     shutil.copytree(folder, target)
     return target

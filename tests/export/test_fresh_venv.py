@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from lmms_agentic.adapters import benchmarks
-from lmms_agentic.lmeval.export import HARNESS_DIRS, export, task_folder, upstream
+from lmms_agentic.lmeval.export import HARNESS_DIRS, export, shared, task_folder, upstream
 
 from ..lmeval import hfcache, loopback
 from . import fresh
@@ -114,6 +114,8 @@ def test_a_fresh_harness_runs_the_export_with_the_plugins_numbers(harness: str, 
     out = tmp_path / "checkout"
     export(harness, benchmark, out)
     fresh.install_folder(python, harness, task_folder(out, harness, benchmark))
+    if (out / shared.SHARED_DIRS[harness]).is_dir():
+        fresh.install_folder(python, harness, out / shared.SHARED_DIRS[harness], shared.SHARED_DIRS[harness])
     test_file = out / HARNESS_DIRS[harness][1] / f"test_{benchmark}.py"
     env = {key: value for key, value in os.environ.items() if not key.startswith(("LMMS_AGENTIC", "PYTHON"))}
     env.update(OFFLINE, HF_HOME=str(hf_home), HF_DATASETS_CACHE=str(hf_home / "datasets"))

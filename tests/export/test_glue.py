@@ -197,3 +197,12 @@ def test_image_cells_of_every_shape(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         media.image(3)
     assert hub_media.flat_media(["a", [1, (2, 3)], 4]) == [1, 2, 3, 4]
+
+
+def test_the_harness_may_deep_copy_a_task_config() -> None:
+    import copy
+
+    for hooks in (LmmsEvalHooks(_core(), "owner/mini", "abc123"), LmEvalHooks(_core(), "owner/mini", "abc123")):
+        config = {"doc_to_text": hooks.doc_to_text, "process_results": hooks.process_results("all")}
+        copied = copy.deepcopy(config)
+        assert copied["doc_to_text"].__self__ is hooks
