@@ -5,9 +5,14 @@ prompt settings into every document (`prompt_settings`, JSON) with its system te
 names as `description`). `doc_to_image` gives the prompt's images in order (a video as its sampled frames: lm-eval
 has no video input) and `doc_to_text` the user turn with one `<image>` placeholder per image where it stands
 (lm-eval's multimodal convention, `DEFAULT_IMAGE_PLACEHOLDER` of its `hf-multimodal` model).
-`process_results(kind)` returns every metric the kind declares, None where an item does not count: lm-eval (0.4.13
-and later) then sizes each subtask by all its rows, so a group's weighted mean is the share over all rows, and the
-aggregations (`aggregation(name)`) skip the None values.
+`process_results(kind)` returns every metric of the kind that the item counts for and leaves out the others,
+lm-eval's convention for a metric that does not apply. From lm-eval 0.4.13 a group weights each subtask by its
+`sample_len`, the largest count of any metric, which is all its rows since the record metric is reported for every
+row (lm-eval logs that the metrics' counts differ), so a left-out key no longer skews a group's mean; and a subtask
+that no item counts for does not report the metric at all (a None kept instead would make it NaN, and the group's
+mean with it). Before 0.4.13 a group weighted each subtask by the items that reported the key (RoboVista's overall
+score came out 43.64 where the share correct over all rows is 38.10): use 0.4.13 or later. The aggregations are
+`aggregation(name)`.
 """
 
 from __future__ import annotations
@@ -85,7 +90,14 @@ class LmEvalHooks:
         return str(doc.get("answer", ""))
 
     def process_results(self, kind: str, judge: Callable[[], Judge | None] = lambda: None) -> ProcessResults:
-        return results_function(self.core, kind, judge)
+        """The metrics of `kind` the item counts for (see the module docstring)."""
+        every = results_function(self.core, kind, judge)
+
+        def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
+            return {name: value for name, value in every(doc, results).items() if value is not None}
+
+        process_results.__name__ = every.__name__
+        return process_results
 
     def aggregation(self, name: str) -> Callable[[Sequence[Any]], float]:
         return aggregation_function(self.core, name)

@@ -184,7 +184,7 @@ def _case(benchmark: Benchmark, hooks: Any, view: Any, harness: str, core: CoreT
         documents.append({"prompt": selftest.prompt_of(view, doc, settings), "replies": replies,
                           "values": per_reply})
     aggregations = {name: f"{identifier(name)}_aggregation" for name in core.TASK_METRICS[choice.kind]}
-    aggregated = {name: selftest.comparable(hooks.aggregation(name)(values[name])) for name in aggregations}
+    aggregated = {name: selftest.comparable(hooks.aggregation(name)(values.get(name, []))) for name in aggregations}
     docs_name = (f"process_docs_{identifier(choice.variant)}" if harness == "lmms-eval"
                  else f"{identifier(choice.task)}_docs")
     case: dict[str, Any] = _unbranded({
