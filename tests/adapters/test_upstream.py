@@ -1,43 +1,14 @@
-"""The upstream-export interface (`adapters/upstream.py`): every benchmark's `upstream.py` provides it, a folder that
-misses a member is named with the member, and the shared source texts work as pasted."""
+"""The upstream-export helpers of `adapters/upstream.py` (the members every benchmark's `upstream.py` provides are
+tested in tests/export/test_upstream_hooks.py): revision marking, lm-eval's per-task settings, the frames-only rule,
+and the exported frame sampler picking the plugin's frames."""
 
 from __future__ import annotations
 
-import ast
-import types
-from fractions import Fraction
-
 import pytest
 
-from lmms_agentic.adapters import benchmarks
-from lmms_agentic.adapters.upstream import (
-    FRAME_SAMPLER,
-    MEMBERS,
-    HooksRequest,
-    UpstreamError,
-    check_hooks,
-    lm_eval_docs,
-)
-
-
-@pytest.mark.parametrize("name", sorted(benchmarks.all_benchmarks()))
-def test_every_benchmark_provides_its_export_hooks(name: str) -> None:
-    hooks = check_hooks(name, benchmarks.get(name).package().export_hooks())
-    assert hooks.ORIGIN.bibtex.startswith("@") and hooks.ORIGIN.verbatim
-    request = HooksRequest(harness="lmms-eval", package="lmms_eval", hub_id="org/data", revision=None)
-    source = hooks.utils_source(request)
-    ast.parse(source)
-    assert "__PACKAGE__" not in source and "lmms_agentic" not in source
-
-
-@pytest.mark.parametrize("missing", ["ORIGIN", "PR_STEPS", "utils_source"])
-def test_a_missing_member_is_named(missing: str) -> None:
-    module = types.ModuleType("fake_upstream")
-    for member in MEMBERS:
-        if member != missing:
-            setattr(module, member, (lambda request: "") if member == "utils_source" else ())
-    with pytest.raises(UpstreamError, match=rf"tasks/fake/upstream.py must provide {missing} "):
-        check_hooks("fake", module)
+from lmms_agentic.adapters import frames
+from lmms_agentic.adapters.glue import hub_media
+from lmms_agentic.adapters.upstream import HooksRequest, lm_eval_docs
 
 
 @pytest.mark.parametrize(("revision", "shown", "todo"), [(None, "main", True), ("abc123", "abc123", False)])
@@ -59,13 +30,7 @@ def test_lm_eval_docs_bake_each_tasks_settings_in() -> None:
 @pytest.mark.parametrize(("total", "wanted", "indices"), [(5, 8, [0, 1, 2, 3, 4]), (10, 1, [4]), (9, 3, [0, 4, 8]),
                                                           (10, 4, [0, 3, 6, 9]), (8, 3, [0, 4, 7])])
 def test_the_frame_sampler_rounds_half_up(total: int, wanted: int, indices: list[int]) -> None:
-    import functools
-
-    from PIL import Image
-
-    namespace = {"functools": functools, "Fraction": Fraction, "Image": Image}
-    exec(compile(FRAME_SAMPLER, "<utils>", "exec"), namespace)
-    assert namespace["uniform_indices"](total, wanted) == indices
+    assert hub_media.uniform_indices(total, wanted) == indices == frames.uniform_indices(total, wanted)
 
 
 @pytest.mark.parametrize(("harness", "mode", "refused"), [("lm-eval", "frames", False), ("lm-eval", "native", True),
