@@ -2,7 +2,8 @@
 
 Each harness's pre-commit setup is kept verbatim in `style/<harness>/` (its `.pre-commit-config.yaml` as
 `pre-commit-config.yaml`, its `pyproject.toml` as `pyproject.toml.txt`, lm-eval's codespell word list; sources in
-`style/README.md`), and the tool versions its hooks pin are in the checkout's `constraints/export-style-<harness>.txt`:
+`style/README.md`), and the tool versions its hooks pin are in the checkout's
+`constraints/export-style-lmms-eval.txt` and `constraints/export-style-lm-eval.txt`:
 
 - lmms-eval: black 25.1.0 (`--line-length=240`), then isort 6.0.1 (`--profile black`);
 - lm-eval: pre-commit-hooks 6.0.0 (whitespace, end of file, line endings, YAML and AST checks), ruff 0.16.3
@@ -108,7 +109,7 @@ def _pins(harness: str) -> Path:
 
 
 def pinned_versions(harness: str) -> dict[str, str]:
-    """Tool name -> the version the harness's hooks pin (`constraints/export-style-<harness>.txt`)."""
+    """Tool name -> the version the harness's hooks pin (the `constraints/export-style-...` file of `harness`)."""
     path = _pins(harness)
     if not path.is_file():
         raise FormattingError(f"{path} is missing: the export's formatting runs from an lmms-agentic checkout "
@@ -280,7 +281,8 @@ def _run_hook(tree: Path, tools: Path, hook_id: str, hook: Mapping[str, Any], na
     args = tuple(hook["args"]) if "args" in hook else definition.args
     if not (tools / definition.entry[0]).exists():
         raise FormattingError(f"the {hook_id} hook would check {names}, but {definition.entry[0]} is not among the "
-                              "pinned tools (constraints/export-style-*.txt)")
+                              "pinned tools (constraints/export-style-lmms-eval.txt, "
+                              "constraints/export-style-lm-eval.txt)")
     command = [str(tools / definition.entry[0]), *definition.entry[1:], *args, *names]
     done = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=False)
     changed = {name: (data.decode("utf-8", "replace"), (tree / name).read_text("utf-8", "replace"))
