@@ -2,11 +2,15 @@
 
 - LocateObjectByText / ObjectCounter: a transformers zero-shot object detector (OWL-ViT / OWLv2 / Grounding DINO
   class, `pipeline("zero-shot-object-detection")`) from `LMMS_AGENTIC_AGENTX_DETECTOR` (a Hub id already in the
-  local cache, or a folder); detections scoring at least `LMMS_AGENTIC_AGENTX_DETECTOR_THRESHOLD` (default 0.1)
-  count, boxes are pixel `(x1, y1, x2, y2)`, the highest score first.
+  local cache, or a folder), read as GTA's `TextToBbox` / agentlego's `CountGivenObject` read GLIP: `top1` gives
+  the best-scoring box whatever its score; `top1=false` every box scoring above `LMMS_AGENTIC_AGENTX_DETECTOR_
+  THRESHOLD` (default `GTA_THRESHOLD`, 0.5), best first; ObjectCounter counts those.  Lines are GTA's
+  `(x1, y1, x2, y2), score NN` (pixels, score x 100), `No object found.` when there is none.
 - SceneDescriber / RegionDescriber: an OpenAI-compatible VLM endpoint configured like the judge:
   `LMMS_AGENTIC_AGENTX_VLM_BASE_URL`, `_MODEL`, and the key read from the variable `_API_KEY_ENV` names (default
-  `OPENAI_API_KEY`; none for a local server); temperature 0, 256 tokens; RegionDescriber sends the crop.
+  `OPENAI_API_KEY`; none for a local server); temperature 0, 256 tokens.  RegionDescriber sends the crop with
+  GTA's prompt (`REGION_PROMPT`); SceneDescriber asks for the brief description the metadata defines
+  (`SCENE_PROMPT`; GTA asked "Describe the image in detail").
   User-info in the URL is never sent in it (nor shown): it becomes a Basic `Authorization` header when no key is
   set.  Each call has a total deadline (`_TIMEOUT`, default 60 s: connect, send, wait and read all together, so a
   server dripping its reply cannot hold a call) and its reply is capped at `MAX_VLM_REPLY_BYTES` before JSON parsing;
@@ -48,6 +52,12 @@ VLM_TIMEOUT_S = 60.0
 MAX_VLM_REPLY_BYTES = 1 << 20
 MAX_DESCRIPTION_CHARS = 4_000
 ENV_DIFFUSION = "LMMS_AGENTIC_AGENTX_DIFFUSION"
+GTA_THRESHOLD = 0.5
+"""GTA's cut for `top1=false` and counting (`scores > 0.5`, on GLIP's scores)."""
+NO_OBJECT = "No object found."
+SCENE_PROMPT = "Describe this image briefly in one or two sentences."
+REGION_PROMPT = "Describe {attribute} on the image in detail"
+"""GTA's `RegionAttributeDescription` question, asked about the crop."""
 MODEL_TOOLS = ("LocateObjectByText", "ObjectCounter", "SceneDescriber", "RegionDescriber", "ImageGenerator",
                "ImageStylization")
 
@@ -126,11 +136,13 @@ class ModelTools:
         package = PACKAGES.get(tool)
         if package is not None and importlib.util.find_spec(package) is None:
             return f"the model backend needs the {package} package (pip install {package})"
-        if tool in ("SceneDescriber", "RegionDescriber"):
-            try:
-                self.vlm_timeout()
-            except ToolInfrastructureError as err:
-                return str(err)
+        check = {"SceneDescriber": self.vlm_timeout, "RegionDescriber": self.vlm_timeout,
+                 "LocateObjectByText": self.threshold, "ObjectCounter": self.threshold}.get(tool)
+        try:
+            if check is not None:
+                check()
+        except ToolInfrastructureError as err:
+            return str(err)
         return None
 
     # ------------------------------------------------------------ detection
@@ -147,23 +159,35 @@ class ModelTools:
                                                   f"({err.__class__.__name__}: {str(err)[:300]})") from None
             return self._detector
 
+    def threshold(self) -> float:
+        """The score a box must exceed for `top1=false` and ObjectCounter (`GTA_THRESHOLD` unless configured)."""
+        raw = self.environ.get(ENV_THRESHOLD, "").strip()
+        try:
+            value = float(raw) if raw else GTA_THRESHOLD
+        except ValueError:
+            raise ToolInfrastructureError(f"{ENV_THRESHOLD}={raw!r} is not a number") from None
+        if not 0 <= value < 1:
+            raise ToolInfrastructureError(f"{ENV_THRESHOLD}={raw!r} must be a score in [0, 1)")
+        return value
+
     def detections(self, tool: str, image: Image.Image, text: str) -> list[tuple[float, tuple[int, int, int, int]]]:
-        threshold = float(self.environ.get(ENV_THRESHOLD, "0.1"))
-        found = self.detector(tool)(image.convert("RGB"), candidate_labels=[text], threshold=threshold)
-        out = [(round(float(d["score"]), 4), (round(d["box"]["xmin"]), round(d["box"]["ymin"]),
-                                             round(d["box"]["xmax"]), round(d["box"]["ymax"]))) for d in found]
+        """Every box the detector gives for `text` (no threshold), the highest score first."""
+        found = self.detector(tool)(image.convert("RGB"), candidate_labels=[text], threshold=0.0)
+        out = [(float(d["score"]), (round(d["box"]["xmin"]), round(d["box"]["ymin"]), round(d["box"]["xmax"]),
+                                    round(d["box"]["ymax"]))) for d in found]
         return sorted(out, key=lambda item: (-item[0], item[1]))
 
     def locate(self, image: Image.Image, text: str, top1: bool) -> ToolOutput:
         found = self.detections("LocateObjectByText", image, text)
-        if not found:
-            return ToolOutput(f"no {text} found")
-        chosen = found[:1] if top1 else found
-        return ToolOutput("\n".join(f"({x1}, {y1}, {x2}, {y2}), score {score:.2f}"
+        chosen = found[:1] if top1 else [item for item in found if item[0] > self.threshold()]
+        if not chosen:
+            return ToolOutput(NO_OBJECT)
+        return ToolOutput("\n".join(f"({x1}, {y1}, {x2}, {y2}), score {score * 100:.0f}"
                                     for score, (x1, y1, x2, y2) in chosen))
 
     def count(self, image: Image.Image, text: str) -> ToolOutput:
-        return ToolOutput(str(len(self.detections("ObjectCounter", image, text))))
+        threshold = self.threshold()
+        return ToolOutput(str(sum(score > threshold for score, _ in self.detections("ObjectCounter", image, text))))
 
     # ------------------------------------------------------------ describers
     def vlm_timeout(self) -> float:
@@ -208,12 +232,11 @@ class ModelTools:
         return ToolOutput(_description(reply.body))
 
     def scene(self, image: Image.Image) -> ToolOutput:
-        return self.describe("SceneDescriber", image, "Describe this image briefly in one or two sentences.")
+        return self.describe("SceneDescriber", image, SCENE_PROMPT)
 
     def region(self, image: Image.Image, bbox: str, attribute: str) -> ToolOutput:
         crop = image.crop(parse_bbox(bbox, image))
-        return self.describe("RegionDescriber", crop, f"Describe the {attribute} of the object in this image region "
-                                                      f"in a few words.")
+        return self.describe("RegionDescriber", crop, REGION_PROMPT.format(attribute=attribute))
 
     # ------------------------------------------------------------ diffusion
     def pipeline(self, tool: str, kind: str) -> Any:
