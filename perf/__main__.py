@@ -8,7 +8,9 @@ Sections (one module each, see their docstrings): ``parsers`` (pathological 1 MB
 questions x 5 permutations: aggregation, bootstrap, report), ``judge`` (client throughput, cached rerun),
 ``startup`` (task index with and without the package), ``media`` (decord vs PyAV, 5 permutations vs a plain run),
 ``hooks`` (per-document hook work vs bare decode + resize, per benchmark), ``memory`` (peak RSS at 250 and 1,000
-AgentVQA items).  The synthetic data (``perf/synth.py``) is built on first use into ``.cache/bench/``.
+AgentVQA items), ``agentx_tools`` (Agent-X's executed-tools round loop, batched vs lmms-eval's sequential loop, on
+the mini split).  Each section gets the environment back as the user set it (``common.restored_environment``).
+The synthetic data (``perf/synth.py``) is built on first use into ``.cache/bench/``.
 
 Results: ``perf/results/latest.json`` (every figure, its target, details, the machine and its load) and
 ``perf/results/summary.md`` (the table for the README), written by a full run only (every section, without
@@ -27,7 +29,7 @@ import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
-from perf.common import CACHE, RESULTS, Figure, machine
+from perf.common import CACHE, RESULTS, Figure, machine, restored_environment
 
 SECTIONS = ("parsers", "aggregate", "judge", "startup", "media", "hook_overhead", "memory", "agentx_tools")
 
@@ -76,7 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[{name}]", flush=True)
         try:
             module = importlib.import_module(f"perf.{name}")
-            found = module.run(quick=args.quick)
+            with restored_environment():  # a section's data variables never reach the next one
+                found = module.run(quick=args.quick)
         except Exception:  # one broken section must not hide the others' figures
             traceback.print_exc()
             failed.append(name)

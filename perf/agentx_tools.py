@@ -27,19 +27,33 @@ import os
 import re
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from perf.common import Figure, at_least, at_most, info
+from perf.common import Figure, at_least, at_most, info, restored_environment
 
 SECTION = "agentx_tools"
 LATENCY_S = 0.1
 CONCURRENCY = 16
 N_TASKS = 64
 TASK = "agentx_tools_bench"
+CLEARED = ("LMMS_AGENTIC_AGENTX_TOOLS", "LMMS_AGENTIC_AGENTX_TOOL_SERVER", "LMMS_AGENTIC_AGENTIC_WORKERS")
+CLEARED_PREFIXES = ("LMMS_AGENTIC_DATA_", "LMMS_AGENTIC_SCHEMA_")
+
+
+@contextmanager
+def bench_environment() -> Iterator[None]:
+    """The environment the section measures in, whatever the caller's holds: Agent-X's mini split, the default
+    tool backends and concurrency (see the module docstring); restored on exit."""
+    with restored_environment():
+        for key in [key for key in os.environ if key in CLEARED or key.startswith(CLEARED_PREFIXES)]:
+            del os.environ[key]
+        os.environ["LMMS_AGENTIC_DATA"] = "mini"
+        yield
 
 
 def _docs() -> list[dict[str, Any]]:
-    os.environ.setdefault("LMMS_AGENTIC_DATA", "mini")
     from lmms_agentic.tasks.agentx import hooks as agentx_hooks
 
     base = [dict(row) for row in agentx_hooks.all_docs()]
@@ -136,12 +150,13 @@ def _critical_tool_seconds(responses: list[str]) -> float:
 
 
 def measure() -> dict[str, Any]:
-    from lmms_eval.evaluator import _run_generate_until_agentic
-
+    """Both loops on the same 64 episodes (call inside `bench_environment`)."""
     from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
-    from lmms_agentic.tasks.agentx.tools.batched import run_generate_until_agentic
-    from lmms_agentic.tasks.agentx.tools.runtime import default_runtime
+    from lmms_agentic.tasks.agentx.tools.batched import lmms_eval_loop, run_generate_until_agentic
+    from lmms_agentic.tasks.agentx.tools.runtime import default_runtime, reset_default_runtime
 
+    reset_default_runtime()  # configured from this environment
+    _run_generate_until_agentic = lmms_eval_loop()  # lmms-eval's own, even if the batched loop is installed
     docs = _docs()
     script = _script(docs)
 
@@ -179,7 +194,8 @@ def measure() -> dict[str, Any]:
 
 
 def run(quick: bool = False) -> list[Figure]:
-    found = measure()
+    with bench_environment():
+        found = measure()
     speedup = found["sequential_s"] / found["batched_s"]
     share = 100.0 * found["outside_model_s"] / found["batched_s"]
     detail = (f"{N_TASKS} tasks, {found['requests']} model requests, {LATENCY_S * 1000:.0f} ms each, "

@@ -1,8 +1,11 @@
-"""What every ``make bench`` section shares: a measured figure beside its target, timers, results on disk.
+"""What every ``make bench`` section shares: a measured figure beside its target, timers, results on disk, and
+the environment each section gets back as it found it.
 
 A section module exposes ``run(quick: bool) -> list[Figure]``; ``perf.__main__`` runs the sections, prints
 every figure beside its target, writes ``perf/results/latest.json`` (the figures, the machine, the run's
-wall time) and ``perf/results/summary.md`` (the table the README shows).
+wall time) and ``perf/results/summary.md`` (the table the README shows).  Sections run in one process and several
+point the benchmarks at their synthetic copies through environment variables (``synth.data_env``), so the runner
+restores ``os.environ`` after each (``restored_environment``): a section sees only what the user set.
 """
 
 from __future__ import annotations
@@ -92,6 +95,21 @@ def best_of(repeats: int, function: Callable[[], Any]) -> tuple[float, float]:
         walls.append(timer.wall)
         cpus.append(timer.cpu)
     return min(walls), min(cpus)
+
+
+@contextmanager
+def restored_environment() -> Iterator[None]:
+    """Run the block, then put ``os.environ`` back as it was: variables the block set or changed are reset, the ones
+    it removed come back."""
+    saved = dict(os.environ)
+    try:
+        yield
+    finally:
+        for key in [key for key in os.environ if key not in saved]:
+            del os.environ[key]
+        for key, value in saved.items():
+            if os.environ.get(key) != value:
+                os.environ[key] = value
 
 
 def machine() -> dict[str, Any]:

@@ -9,6 +9,7 @@ import json
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,3 +40,69 @@ def test_quick_or_partial_runs_leave_the_committed_results_alone(tmp_path: Path,
     assert written["meta"]["quick"] is True and written["meta"]["sections"] == ["parsers"]
     assert runner.results_dir(list(SECTIONS), quick=False) == committed
     assert runner.results_dir(list(SECTIONS), quick=True) == cache / "results"
+
+
+SYNTHETIC = {"LMMS_AGENTIC_DATA": "/synthetic/copies", "LMMS_AGENTIC_DATA_AGENTX": "/synthetic/copies/agentx"}
+
+
+def test_a_section_finds_the_environment_as_the_user_set_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sections share one process; `aggregate`, `media` and `hook_overhead` point the benchmarks at synthetic
+    copies through environment variables, which once reached the `agentx_tools` section and stopped it."""
+    import perf.__main__ as runner
+
+    monkeypatch.setenv("LMMS_AGENTIC_DATA", "mini")
+    monkeypatch.setenv("LMMS_AGENTIC_USER_SETTING", "kept")
+    monkeypatch.delenv("LMMS_AGENTIC_DATA_AGENTX", raising=False)
+    seen: dict[str, str | None] = {}
+
+    def pollutes(quick: bool) -> list[object]:
+        import os
+
+        os.environ.update(SYNTHETIC)
+        del os.environ["LMMS_AGENTIC_USER_SETTING"]
+        return []
+
+    def reads(quick: bool) -> list[object]:
+        import os
+
+        seen.update({key: os.environ.get(key) for key in (*SYNTHETIC, "LMMS_AGENTIC_USER_SETTING")})
+        return []
+
+    for name, run in (("parsers", pollutes), ("aggregate", reads)):
+        fake = types.ModuleType(f"perf.{name}")
+        fake.run = run  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, f"perf.{name}", fake)
+    assert runner.main(["--sections", "parsers,aggregate", "--no-write"]) == 0
+    assert seen == {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_DATA_AGENTX": None,
+                    "LMMS_AGENTIC_USER_SETTING": "kept"}
+
+
+def test_the_agentx_tools_section_sets_the_data_it_measures_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run after the synthetic-data sections (or by a user pointing Agent-X elsewhere), the section still plays the
+    mini split's gold scripts (it raised `KeyError` in `_script`), and it leaves the environment as it found it."""
+    import os
+
+    from perf import agentx_tools
+
+    for key, value in SYNTHETIC.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("LMMS_AGENTIC_AGENTX_TOOLS", "*=remote")
+    with agentx_tools.bench_environment():
+        docs = agentx_tools._docs()
+        script = agentx_tools._script(docs)
+        assert os.environ["LMMS_AGENTIC_DATA"] == "mini"
+        assert "LMMS_AGENTIC_DATA_AGENTX" not in os.environ and "LMMS_AGENTIC_AGENTX_TOOLS" not in os.environ
+    assert len(docs) == agentx_tools.N_TASKS and sorted(script) == sorted(doc["query"] for doc in docs)
+    assert all(script.values())
+    assert {key: os.environ.get(key) for key in SYNTHETIC} == SYNTHETIC
+    assert os.environ["LMMS_AGENTIC_AGENTX_TOOLS"] == "*=remote"
+    measured: dict[str, str] = {}
+
+    def measure() -> dict[str, Any]:
+        measured.update(os.environ)
+        return {"sequential_s": 10.0, "batched_s": 1.0, "identical": True, "tool_s": 0.1, "critical_tool_s": 0.1,
+                "requests": 1, "peak_in_flight": 1, "build_s": 0.1, "outside_model_s": 0.1, "load": 0.0}
+
+    monkeypatch.setattr(agentx_tools, "measure", measure)
+    assert [figure.value for figure in agentx_tools.run()] == [10.0, 1.0, 10.0]
+    assert measured["LMMS_AGENTIC_DATA"] == "mini" and "LMMS_AGENTIC_DATA_AGENTX" not in measured
