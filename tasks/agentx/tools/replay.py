@@ -8,14 +8,16 @@ fixed text that does not depend on the trace.  A step matches when:
   argument the step does not give is its default; a required one it does not give (ObjectCounter "image") makes the
   step match no call;
 - the call's image is one of the task's inputs (`image_1` .. `image_n`, n = `n_inputs`; never a tool-produced image)
-  and, when the step names one (`image_2`), that one.  A step that names no image ("image", "the photo") means any
-  input.
-Gold inputs are objects (argument -> value), lists (in catalogue order) or free text: a one-argument tool takes the
-whole text; else a bracketed group (a bbox) is kept whole, the rest is split on commas, leading parts that name an
-image go to the image argument and the others to the other arguments in catalogue order (the last takes the rest).
-Normalisation: numbers compare by value (`5.0` = `5`, a whole `1,000` = `1000`); an arithmetic expression compares
-parsed (never evaluated), the operands of + and * as multisets (`3 + 5` = `5 + 3`, `5 - 3` != `3 - 5`); a bbox is
-its 4 numbers (any brackets, commas, spaces); other text ignores case, whitespace, quotes and a final period.
+  and, when the step names one, that one: `image_2` / `<image 2>` / `picture 2`, "the second image", or one of the
+  task's file names.  A step that names no particular image ("image", "the photo", "the first frame" of a video, a
+  file name the task does not have) means any input.
+Gold inputs are objects (argument -> value, keys in any case; also an object written as text), lists (in catalogue
+order) or free text: a one-argument tool takes the whole text; else a bracketed group (a bbox) is kept whole, the
+rest is split on commas; parts written `name=value` / `name: value` go to that argument, leading parts that name an
+image to the image argument and the others to the remaining arguments in catalogue order (the last takes the rest).
+Values compare in the canonical forms of `replay_values.py`: numbers by value (`5.0` = `5`), arithmetic parsed and
+never evaluated with the operands of `+` and `*` in any order, boxes as 4 numbers, OverlayText positions and colours
+as drawn, other text without case, whitespace and quotes.
 A matching step's output is returned even when it equals the final answer: the call is the gold call, and its
 recorded output is what the tool returned for it.  Gold outputs of image tools are descriptions, so a replayed image
 tool returns that text and no image.  It is the default for MathOCR and WebSearch (paid services).
@@ -26,157 +28,57 @@ from __future__ import annotations
 import ast
 import functools
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
-from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 from typing import Any
 
 from lmms_agentic.tasks.agentx.core.release_data import LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.trace import canonical_tool
 from lmms_agentic.tasks.agentx.tools.catalogue import ArgSpec, ToolSpec, catalogue
+from lmms_agentic.tasks.agentx.tools.replay_values import canonical, number
 
-MAX_EXPRESSION = 200
-"""Characters of a value parsed as an arithmetic expression (longer values compare as text)."""
-MAX_NODES = 100
-"""Syntax-tree nodes of such an expression."""
 ANY_INPUT = -1
 """A gold step's image argument that names no particular image: any of the task's inputs."""
 
-_DROP = re.compile(r"[\s'\"`]+")
-_SIGN_SPACE = re.compile(r"^([+-])\s+")
-_EXACT = Context(prec=80, Emax=MAX_EMAX, Emin=MIN_EMIN)
-"""Exact for every number replay reads (at most 64 characters): no rounding, no overflow."""
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:e[+-]?\d+)?", re.IGNORECASE)
-_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_BOX_SEPARATORS = re.compile(r"[\s,;()\[\]{}]+")
 _BRACKETED = re.compile(r"[(\[{][^()\[\]{}]*[)\]}]")
 _TOOL_SEPARATOR = re.compile(r"[,;/&+|]|\b(?:and|or|then)\b", re.IGNORECASE)
-_NAMED_IMAGE = re.compile(r"<?\s*(?:image|img)\s*[_ #-]?\s*(\d+)\s*>?", re.IGNORECASE)
+_NAMED_IMAGE = re.compile(r"<?\s*(?:image|img|picture|photo)\s*[_ #-]?\s*(\d+)\s*>?", re.IGNORECASE)
+_NAMED_ARGUMENT = re.compile(r"^\s*[\"']?([a-z_][a-z0-9_]*)[\"']?\s*[=:]\s*(.*)$", re.IGNORECASE | re.DOTALL)
 _WORD = re.compile(r"[a-z0-9_.-]+")
-_IMAGE_WORDS = frozenset({"image", "images", "img", "picture", "photo", "photograph", "frame", "frames", "video",
-                          "screenshot"})
+_STILL_WORDS = frozenset({"image", "images", "img", "picture", "photo", "photograph", "screenshot"})
+_IMAGE_WORDS = _STILL_WORDS | {"frame", "frames", "video"}
 _FILLER_WORDS = frozenset({"the", "a", "an", "this", "that", "input", "original", "given", "provided", "uploaded",
                            "current", "source", "query", "task", "full", "entire", "whole", "of"})
+_ORDINALS = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3, "fifth": 4,
+             "5th": 4, "sixth": 5, "6th": 5, "seventh": 6, "7th": 6, "eighth": 7, "8th": 7}
 _MEDIA_FILE = re.compile(r".+\.(?:jpe?g|png|gif|bmp|webp|tiff?|mp4|avi|mov|mkv|webm)")
-_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
-_SYMBOLS = str.maketrans({"×": "*", "÷": "/", "−": "-"})
 
 
-def normalise(value: object) -> str:
-    """Text as compared: case-folded, without whitespace, quotes and a final period."""
-    return _DROP.sub("", str(value)).casefold().rstrip(".")
-
-
-def _number(text: str) -> str | None:
-    """The canonical text of a number written alone, or None."""
-    text = _SIGN_SPACE.sub(r"\1", text.strip())
-    if len(text) > 64:
-        return None
-    if _THOUSANDS.fullmatch(text):
-        text = text.replace(",", "")
-    if not _NUMBER.fullmatch(text):
-        return None
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return "0" if value == 0 else str(value.normalize(_EXACT))
-
-
-def _negated(number: str) -> str:
-    value = _EXACT.minus(Decimal(number))
-    return "0" if value == 0 else str(value.normalize(_EXACT))
-
-
-def _tree(node: ast.AST) -> tuple[Any, ...]:
-    """An expression in canonical form: chains of + and of * flattened into sorted operand lists."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        if isinstance(node.value, float) and not math.isfinite(node.value):
-            raise ValueError("not a finite number")
-        number = _number(str(node.value) if isinstance(node.value, int) else repr(node.value))
-        if number is None:
-            raise ValueError("not a plain number")
-        return ("n", number)
-    if isinstance(node, ast.Name):
-        return ("v", node.id.casefold())
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _tree(node.operand)
-        if isinstance(node.op, ast.UAdd):
-            return inner
-        return ("n", _negated(inner[1])) if inner[0] == "n" else ("neg", inner)
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _OPERATORS):
-        if isinstance(node.op, (ast.Add, ast.Mult)):
-            operands: list[tuple[Any, ...]] = []
-            stack: list[ast.AST] = [node]
-            while stack:
-                item = stack.pop()
-                if isinstance(item, ast.BinOp) and type(item.op) is type(node.op):
-                    stack += [item.left, item.right]
-                else:
-                    operands.append(_tree(item))
-            return (type(node.op).__name__, tuple(sorted(operands, key=repr)))
-        return (type(node.op).__name__, _tree(node.left), _tree(node.right))
-    raise ValueError(f"not arithmetic: {type(node).__name__}")
-
-
-def _expression(text: str) -> tuple[Any, ...] | None:
-    """The canonical form of an arithmetic expression with at least one operator, or None (never evaluated)."""
-    text = text.translate(_SYMBOLS).strip()
-    if len(text) > MAX_EXPRESSION or not text:
-        return None
-    try:
-        parsed = ast.parse(text, mode="eval")
-        nodes = list(ast.walk(parsed))
-        if len(nodes) > MAX_NODES or not any(isinstance(n, ast.BinOp) for n in nodes):
-            return None
-        return _tree(parsed.body)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _box(text: str) -> tuple[str, ...] | None:
-    """A bbox's 4 numbers in canonical form, whatever brackets and separators surround them, or None."""
-    parts = [part for part in _BOX_SEPARATORS.split(text.strip()) if part]
-    numbers = [_number(part) for part in parts]
-    if len(numbers) != 4 or any(number is None for number in numbers):
-        return None
-    return tuple(str(number) for number in numbers)
-
-
-def canonical(arg: ArgSpec, value: object) -> tuple[Any, ...]:
-    """One argument value in the form replay compares: numbers, expressions and boxes by value, else as text."""
-    if value is None:
-        return ("none",)
-    if isinstance(value, bool):
-        return ("bool", value)
-    text = str(value)
-    if arg.type == "bool" and text.strip().casefold() in ("true", "false"):
-        return ("bool", text.strip().casefold() == "true")
-    if arg.name == "bbox" and (box := _box(text)) is not None:
-        return ("box", box)
-    if (number := _number(text)) is not None:
-        return ("num", number)
-    if (tree := _expression(text)) is not None:
-        return ("expr", tree)
-    return ("text", normalise(text))
-
-
-def _image_reference(part: object) -> int | None:
-    """The image a gold input part names: its index, ANY_INPUT for a generic one ("image", "the photo"), or None
-    when the part is no image reference."""
+def _image_reference(part: object, media: Sequence[str] = ()) -> int | None:
+    """The image a gold input part names: its index (`image_2`, "the second image", one of the task's file names in
+    `media`), ANY_INPUT for a generic one ("image", "the photo", a file name the task does not have), or None when
+    the part is no image reference."""
     if not isinstance(part, str):
         return None
-    named = _NAMED_IMAGE.fullmatch(part.strip())
+    text = part.strip().strip("'\"`").strip()
+    named = _NAMED_IMAGE.fullmatch(text)
     if named is not None:
         return int(named.group(1)) - 1
-    words = _WORD.findall(part.casefold())
+    words = _WORD.findall(text.casefold())
     if not words or len(words) > 6:
         return None
-    imagey = [w in _IMAGE_WORDS or bool(_MEDIA_FILE.fullmatch(w)) for w in words]
-    if any(imagey) and all(flag or w in _FILLER_WORDS for flag, w in zip(imagey, words, strict=True)):
-        return ANY_INPUT
-    return None
+    files = [w for w in words if _MEDIA_FILE.fullmatch(w)]
+    ordinals = [_ORDINALS[w] for w in words if w in _ORDINALS]
+    if not any(w in _IMAGE_WORDS for w in words) and not files:
+        return None
+    if len(files) + len(ordinals) > 1 or not all(
+            w in _IMAGE_WORDS or w in _FILLER_WORDS or w in _ORDINALS or w in files for w in words):
+        return None
+    if files:
+        return media.index(files[0]) if files[0] in media else ANY_INPUT
+    if ordinals and not any(w in _STILL_WORDS for w in words):
+        return None  # "the first frame" counts the video's frames, not the sampled ones
+    return ordinals[0] if ordinals else ANY_INPUT
 
 
 def _parts(text: str) -> list[str]:
@@ -193,23 +95,42 @@ def _parts(text: str) -> list[str]:
     return [part for part in restored if part]
 
 
-def _assign(spec: ToolSpec, parts: Sequence[object]) -> dict[str, object]:
-    """Positional gold values -> {argument: value}: image references first, then the other arguments in order."""
+def _named(spec: ToolSpec, part: object) -> tuple[str, str] | None:
+    """(argument, value) for a part written `name=value` or `name: value` with one of the tool's argument names."""
+    found = _NAMED_ARGUMENT.match(part) if isinstance(part, str) else None
+    names = {arg.name.casefold(): arg.name for arg in spec.inputs}
+    if found is None or found.group(1).casefold() not in names:
+        return None
+    return names[found.group(1).casefold()], found.group(2).strip()
+
+
+def _assign(spec: ToolSpec, parts: Sequence[object], media: Sequence[str]) -> dict[str, object]:
+    """Gold values -> {argument: value}: parts written `name=value` by name; of the others, image references
+    first, then the other arguments in catalogue order."""
     values: dict[str, object] = {}
-    rest = list(parts)
+    rest: list[object] = []
+    for part in parts:
+        named = _named(spec, part)
+        if named is not None and named[0] not in values:
+            values[named[0]] = named[1]
+        else:
+            rest.append(part)
     for arg in spec.inputs:
-        if arg.type == "image":
-            reference = _image_reference(rest[0]) if rest else None
+        if arg.type == "image" and arg.name in values:
+            reference = _image_reference(values[arg.name], media)
+            values[arg.name] = ANY_INPUT if reference is None else reference
+        elif arg.type == "image":
+            reference = _image_reference(rest[0], media) if rest else None
             values[arg.name] = ANY_INPUT if reference is None else reference
             if reference is not None:
                 rest.pop(0)
-    others = [arg for arg in spec.inputs if arg.type != "image"]
+    others = [arg for arg in spec.inputs if arg.type != "image" and arg.name not in values]
     previous: ArgSpec | None = None
     piece: object
     for position, arg in enumerate(others):
         if not rest:
             break
-        if arg.name == "bbox" and len(rest) >= 4 and all(_number(str(p)) is not None for p in rest[:4]):
+        if arg.name == "bbox" and len(rest) >= 4 and all(number(str(p)) is not None for p in rest[:4]):
             piece, rest = ", ".join(str(p) for p in rest[:4]), rest[4:]
         elif position == len(others) - 1:
             piece, rest = rest[0] if len(rest) == 1 else ", ".join(str(p) for p in rest), []
@@ -224,14 +145,32 @@ def _assign(spec: ToolSpec, parts: Sequence[object]) -> dict[str, object]:
     return values
 
 
-def gold_call(spec: ToolSpec, raw: object) -> dict[str, Any] | None:
+def _as_object(raw: object) -> object:
+    """A gold input written as the text of an object (`'{"image": "image_1", "bbox": ...}'`) as that object, read
+    as data (JSON, else a Python literal; never evaluated); anything else unchanged."""
+    if not isinstance(raw, str) or not raw.strip().startswith("{") or len(raw) > 10_000:
+        return raw
+    for read in (json.loads, ast.literal_eval):
+        try:
+            value = read(raw.strip())
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, Mapping):
+            return value
+    return raw
+
+
+def gold_call(spec: ToolSpec, raw: object, media: Sequence[str] = ()) -> dict[str, Any] | None:
     """What a gold step's input determines: image argument -> index or ANY_INPUT, other argument -> canonical value;
-    None when it leaves a required non-image argument open (such a step matches no call)."""
+    None when it leaves a required non-image argument open (such a step matches no call).  `media`: the task's
+    image file names, case-folded (a step may name its image by file)."""
+    raw = _as_object(raw)
     if isinstance(raw, Mapping):
-        given: dict[str, object] = {arg.name: raw.get(arg.name) for arg in spec.inputs}
+        keys = {str(key).casefold(): value for key, value in raw.items()}
+        given: dict[str, object] = {arg.name: keys.get(arg.name.casefold()) for arg in spec.inputs}
         for arg in spec.inputs:
             if arg.type == "image":
-                reference = _image_reference(given[arg.name])
+                reference = _image_reference(given[arg.name], media)
                 given[arg.name] = ANY_INPUT if reference is None else reference
     else:
         others = [arg for arg in spec.inputs if arg.type != "image"]
@@ -239,10 +178,11 @@ def gold_call(spec: ToolSpec, raw: object) -> dict[str, Any] | None:
         if isinstance(raw, (list, tuple)):
             parts: list[object] = [item if isinstance(item, str) else json.dumps(item) for item in raw]
         elif len(spec.inputs) == 1 and others:
-            parts = [text] if text.strip() else []
+            named = _named(spec, text)
+            parts = [f"{named[0]}={named[1]}" if named else text] if text.strip() else []
         else:
             parts = list(_parts(text))
-        given = _assign(spec, parts)
+        given = _assign(spec, parts, media)
     out: dict[str, Any] = {}
     for arg in spec.inputs:
         value = given.get(arg.name)
@@ -278,11 +218,11 @@ def gold_steps(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def matches(spec: ToolSpec, step: Mapping[str, Any], arguments: Mapping[str, Any], images: Mapping[str, int],
-            n_inputs: int) -> bool:
+            n_inputs: int, media: Sequence[str] = ()) -> bool:
     """Whether the call (bound arguments, image argument -> visual index) is the gold step's call."""
     if step_tool(step) != spec.name:
         return False
-    gold = gold_call(spec, step.get("input"))
+    gold = gold_call(spec, step.get("input"), media)
     if gold is None:
         return False
     for arg in spec.inputs:
@@ -306,6 +246,14 @@ def _call_images(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, int]
     return images
 
 
+def media_names(doc: Mapping[str, Any]) -> list[str]:
+    """The task's image file names, case-folded, in input order (a video's file names no frame: none)."""
+    media = doc.get("media")
+    if doc.get("media_type") != "image" or not isinstance(media, list):
+        return []
+    return [str(name).replace("\\", "/").rsplit("/", 1)[-1].strip().casefold() for name in media]
+
+
 def _input_count(doc: Mapping[str, Any]) -> int:
     """The task's input images when the caller does not say: its image files, or 1 (the first video frame)."""
     media = doc.get("media")
@@ -320,8 +268,9 @@ def replay(doc: Mapping[str, Any], tool: str, arguments: Mapping[str, Any], used
     spec = catalogue()[tool]
     call_images = _call_images(spec, arguments) if images is None else images
     inputs = _input_count(doc) if n_inputs is None else n_inputs
+    media = media_names(doc)
     for position, step in enumerate(gold_steps(doc)):
-        if position not in used and matches(spec, step, arguments, call_images, inputs):
+        if position not in used and matches(spec, step, arguments, call_images, inputs, media):
             output = step.get("output", "")
             text = "" if output is None else output if isinstance(output, str) else json.dumps(output,
                                                                                                 ensure_ascii=False)
