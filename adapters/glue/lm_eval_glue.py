@@ -5,14 +5,12 @@ prompt settings into every document (`prompt_settings`, JSON) with its system te
 names as `description`). `doc_to_image` gives the prompt's images in order (a video as its sampled frames: lm-eval
 has no video input) and `doc_to_text` the user turn with one `<image>` placeholder per image where it stands
 (lm-eval's multimodal convention, `DEFAULT_IMAGE_PLACEHOLDER` of its `hf-multimodal` model).
-`process_results(kind)` returns every metric of the kind that the item counts for and leaves out the others,
-lm-eval's convention for a metric that does not apply. From lm-eval 0.4.13 a group weights each subtask by its
-`sample_len`, the largest count of any metric, which is all its rows since the record metric is reported for every
-row (lm-eval logs that the metrics' counts differ), so a left-out key no longer skews a group's mean; and a subtask
-that no item counts for does not report the metric at all (a None kept instead would make it NaN, and the group's
-mean with it). Before 0.4.13 a group weighted each subtask by the items that reported the key (RoboVista's overall
-score came out 43.64 where the share correct over all rows is 38.10): use 0.4.13 or later. The aggregations are
-`aggregation(name)`.
+`process_results(kind)` returns every metric the task declares for every row, None where the item does not count
+(the core's view; every aggregation skips None, and gives NaN for a task where no item counts). All metrics then
+hold one value per document, so lm-eval's task-level sample count is the number of documents for every metric (no
+"not scored on the same number of documents" warning) and a group weights each subtask by its documents on any
+lm-eval version. The exported groups aggregate only metrics every row counts for (the headline and the rates), so a
+breakdown that is NaN in one subtask never reaches a group mean. The aggregations are `aggregation(name)`.
 """
 
 from __future__ import annotations
@@ -29,7 +27,6 @@ from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_funct
 IMAGE_TOKEN = "<image>"
 SETTINGS_FIELD = "prompt_settings"
 SYSTEM_FIELD = "system_prompt"
-
 
 
 def settings_of(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -90,14 +87,8 @@ class LmEvalHooks:
         return str(doc.get("answer", ""))
 
     def process_results(self, kind: str, judge: Callable[[], Judge | None] = lambda: None) -> ProcessResults:
-        """The metrics of `kind` the item counts for (see the module docstring)."""
-        every = results_function(self.core, kind, judge)
-
-        def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-            return {name: value for name, value in every(doc, results).items() if value is not None}
-
-        process_results.__name__ = every.__name__
-        return process_results
+        """Every metric of `kind` for one row, None where the item does not count (see the module docstring)."""
+        return results_function(self.core, kind, judge)
 
     def aggregation(self, name: str) -> Callable[[Sequence[Any]], float]:
         return aggregation_function(self.core, name)

@@ -137,7 +137,9 @@ def test_lm_eval_documents_carry_their_settings_and_placeholders(split: Any) -> 
     assert values["acc"]["score"] == 0.0 and values["red_acc"] == 0.0
     assert hooks.aggregation("red_acc")([values["red_acc"], None]) == 0.0
     blue = hooks.process_docs("all", settings)(split)[1]
-    assert set(hooks.process_results("all")(blue, ["blue"])) == {"acc", "answered"}  # red_acc does not apply
+    blue_values = hooks.process_results("all")(blue, ["blue"])
+    assert set(blue_values) == {"acc", "answered", "red_acc"} and blue_values["red_acc"] is None  # does not apply
+    assert math.isnan(hooks.aggregation("red_acc")([blue_values["red_acc"]]))  # no item counts: NaN, not 0
     assert hooks.process_docs("all", {})(split)[1]["system_prompt"] == ""
 
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from lmms_agentic.adapters.core.choice import ChoiceCall, ChoiceJudge, ChoiceVerdict
 from lmms_agentic.adapters.core.task import MediaReader, Prompt
 from lmms_agentic.tasks.agentvqa.core import documents as _documents
 from lmms_agentic.tasks.agentvqa.core import prompt as _prompt
 from lmms_agentic.tasks.agentvqa.core.metrics import METRICS, TASK_METRICS
 from lmms_agentic.tasks.agentvqa.core.records import BENCHMARK
-from lmms_agentic.tasks.agentvqa.core.scoring import ChoiceCall, ChoiceJudge, ChoiceVerdict, score
+from lmms_agentic.tasks.agentvqa.core.scoring import score
 
 VARIANTS = _documents.VARIANTS
 documents = _documents.documents

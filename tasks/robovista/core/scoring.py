@@ -16,73 +16,13 @@ judged letter, or None), `correct` (`pred == answer`), `rule` (the extractor rul
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lmms_agentic.adapters.core.extract import Extraction, extract_choice, split_confidence
-from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
+from lmms_agentic.adapters.core.choice import ChoiceJudge, read_choice, request_failed
+from lmms_agentic.adapters.core.extract import Extraction, split_confidence
 from lmms_agentic.tasks.robovista.core import parity
 from lmms_agentic.tasks.robovista.core.records import BENCHMARK
-
-NOT_JUDGED = frozenset({"empty", "request_failed"})
-"""The extractor's reasons for no letter that leave nothing for a judge to read."""
-
-
-@dataclass(frozen=True)
-class ChoiceCall:
-    """What the judge is asked about one reply the rules could not read: the question, the options (positional,
-    an empty text keeps its letter), the reply."""
-
-    item_id: str
-    question: str
-    options: tuple[str, ...]
-    reply: str
-
-
-@dataclass(frozen=True)
-class ChoiceVerdict:
-    """The judge's answer to one `ChoiceCall`: the chosen letter or None, why not (its unscored reason, or
-    "judge_none" when it found no choice), and its result as the sample log keeps it."""
-
-    letter: str | None
-    reason: str | None = None
-    logged: Mapping[str, Any] | None = None
-
-
-ChoiceJudge = Callable[[Sequence[ChoiceCall]], Sequence[ChoiceVerdict]]
-"""The MCQ fallback a caller may pass to `score`: one verdict per call, in order."""
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The letter read from a reply and how it was read."""
-
-    letter: str | None
-    rule: str
-    path: str
-    reason: str | None = None
-    judge: dict[str, Any] | None = None
-
-
-def read_choice(doc: Mapping[str, Any], reply: object, judge: ChoiceJudge | None = None) -> Choice:
-    """The strict rules first; the judge only when they found nothing in a reply with text and a judge is given."""
-    options = [str(option) for option in doc["options"]]
-    rules = extract_choice(reply, options)
-    if rules.letter is not None:
-        return Choice(rules.letter, rules.rule, "rules")
-    if judge is None or rules.reason in NOT_JUDGED or not isinstance(reply, str):
-        return Choice(None, "none", "none", rules.reason)
-    (verdict,) = judge([ChoiceCall(str(doc["id"]), str(doc["question"]), tuple(options), reply)])
-    logged = dict(verdict.logged) if verdict.logged is not None else None
-    if verdict.letter is None:
-        return Choice(None, "none", "none", verdict.reason, logged)
-    return Choice(verdict.letter, "judge", "judge", None, logged)
-
-
-def request_failed(reply: object) -> bool:
-    """Is the reply the harness's failed-request marker (also an unanswered item)?"""
-    return isinstance(reply, str) and reply.lstrip().startswith(REQUEST_FAILED_PREFIX)
 
 
 def as_runner_read_it(response: object, mode: str) -> object:
@@ -122,7 +62,8 @@ def score_item(doc: Mapping[str, Any], response: object) -> dict[str, Any]:
 
 def score(doc: Mapping[str, Any], reply: object, judge: ChoiceJudge | None = None) -> dict[str, Any]:
     """The item's record (see the module docstring)."""
-    choice = read_choice(doc, reply, judge)
+    choice = read_choice(str(doc["id"]), str(doc["question"]), reply, [str(option) for option in doc["options"]],
+                         judge)
     record: dict[str, Any] = {
         "benchmark": BENCHMARK,
         "id": str(doc["id"]),

@@ -13,6 +13,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.core.choice import ChoiceCall, ChoiceJudge, ChoiceVerdict
 from lmms_agentic.adapters.core.schema import RecordError
 from lmms_agentic.adapters.core.task import MediaReader, Prompt
 from lmms_agentic.tasks.robovista.core import documents as _documents
@@ -20,7 +21,7 @@ from lmms_agentic.tasks.robovista.core import prompt as _layout
 from lmms_agentic.tasks.robovista.core.images import ImagePolicy, preprocess_image
 from lmms_agentic.tasks.robovista.core.metrics import METRICS, TASK_METRICS
 from lmms_agentic.tasks.robovista.core.records import BENCHMARK
-from lmms_agentic.tasks.robovista.core.scoring import ChoiceCall, ChoiceJudge, ChoiceVerdict, score
+from lmms_agentic.tasks.robovista.core.scoring import score
 
 VARIANTS = _documents.VARIANTS
 documents = _documents.documents
