@@ -25,12 +25,12 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.core.sampling import uniform_indices
 from lmms_agentic.adapters.lru import LruCache
 from lmms_agentic.adapters.media import MediaError
 
@@ -204,20 +204,6 @@ class SampledFrames:
         """Plain-data description for sample logs (no pixels)."""
         return {"video": self.path, "n_frames": len(self.indices), "indices": list(self.indices),
                 "total_frames": self.total_frames, "decoder": self.decoder}
-
-
-def uniform_indices(n_total: int, n_wanted: int) -> list[int]:
-    """Evenly spaced frame indices over [0, n_total - 1], first and last frame included."""
-    if n_total <= 0:
-        raise ValueError(f"a video needs at least one frame, got {n_total}")
-    if n_wanted <= 0:
-        raise ValueError(f"ask for at least one frame, got {n_wanted}")
-    if n_total <= n_wanted:
-        return list(range(n_total))
-    if n_wanted == 1:
-        return [(n_total - 1) // 2]
-    step = Fraction(n_total - 1, n_wanted - 1)
-    return [int((i * step * 2 + 1) // 2) for i in range(n_wanted)]
 
 
 def _decode_decord(path: str, n_wanted: int, rule: IndexRule) -> tuple[list[Image.Image], list[int], int]:

@@ -14,10 +14,11 @@ import functools
 import io
 import os
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from PIL import Image
+
+from lmms_agentic.adapters.core.sampling import uniform_indices
 
 
 @dataclass(frozen=True)
@@ -25,16 +26,6 @@ class VideoFile:
     """A video handed to the model as a file (a media part, never mistaken for prompt text)."""
 
     path: str
-
-
-def uniform_indices(n_total: int, n_wanted: int) -> list[int]:
-    """Evenly spaced frame indices over [0, n_total - 1], first and last included; every frame when too few."""
-    if n_total <= n_wanted:
-        return list(range(n_total))
-    if n_wanted == 1:
-        return [(n_total - 1) // 2]
-    step = Fraction(n_total - 1, n_wanted - 1)
-    return [int((index * step * 2 + 1) // 2) for index in range(n_wanted)]
 
 
 @functools.lru_cache(maxsize=4)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lmms_agentic.adapters import frames
+from lmms_agentic.adapters.core.sampling import uniform_indices
 from lmms_agentic.adapters.media import MediaError
 
 from ..bad_data import faststart_copy, remux
@@ -27,13 +28,13 @@ TEN_SECOND_CLIP_32 = [0, 3, 6, 10, 13, 16, 19, 22, 26, 29, 32, 35, 38, 42, 45, 4
     (4, 3, [0, 2, 3]),                  # 1.5 rounds half up
 ])
 def test_uniform_indices(total: int, wanted: int, expected: list[int]) -> None:
-    assert frames.uniform_indices(total, wanted) == expected
+    assert uniform_indices(total, wanted) == expected
 
 
 @pytest.mark.parametrize(("total", "wanted"), [(0, 4), (10, 0)])
 def test_uniform_indices_rejects_empty(total: int, wanted: int) -> None:
     with pytest.raises(ValueError):
-        frames.uniform_indices(total, wanted)
+        uniform_indices(total, wanted)
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ import lmms_agentic.adapters.glue as glue
 ROOT = "lmms_agentic"
 SHARED_DIRS = {"lmms-eval": "lmms_eval/tasks/_task_utils/agentic", "lm-eval": "lm_eval/tasks/agentic_common"}
 HARNESS_PACKAGES = {"lmms-eval": "lmms_eval", "lm-eval": "lm_eval"}
-CORE_MODULES = ("choice", "coords", "extract", "fewshot", "prompting", "schema", "scores", "task", "text")
+CORE_MODULES = ("choice", "coords", "extract", "fewshot", "prompting", "sampling", "schema", "scores", "task", "text")
 GLUE_MODULES = {"lmms-eval": ("dataset_docs", "hub_media", "lmms_eval_glue", "scoring"),
                 "lm-eval": ("dataset_docs", "hub_media", "lm_eval_glue", "scoring")}
 GLUE_CLASSES = {"lmms-eval": ("lmms_eval_glue", "LmmsEvalHooks"), "lm-eval": ("lm_eval_glue", "LmEvalHooks")}
