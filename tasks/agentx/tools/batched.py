@@ -1,15 +1,24 @@
-"""Batched execution of lmms-eval's `generate_until_agentic` loop: every unfinished document advances one round
-together (one `generate_until` batch to the model backend per round; the documents' `doc_to_text` steps, and so
-their tool calls, run concurrently).
+"""The round loop of `agentx_tools` (lmms-eval's `generate_until_agentic`), batched by default: every unfinished
+episode advances one round together (one `generate_until` batch to the model backend per round; the episodes'
+`doc_to_text` steps, and so their tool calls, run concurrently).
+
+Which loop runs (`install()`, at document loading; recorded in the results file as `round_loop` and
+`round_loop_switch`): the batched one unless `LMMS_AGENTIC_AGENTIC_BATCH=0` (`false`, `no`, `off`) asks for
+lmms-eval's own sequential loop (one document at a time, a batch of one per round); `1` names the default; any other
+value stops the run with one line.  The batched loop takes only `agentx_tools` requests: another task's
+`generate_until_agentic` requests in the same run go through lmms-eval's loop, as they would without this package.
+Either way the model is called from one thread, one `generate_until` at a time, never while the round's tools run,
+so in-process backends that are not thread-safe (vLLM, Hugging Face) see what a plain `generate_until` task sends
+them; `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool persists in the process).
 
 Per-sample results are those of lmms-eval's sequential `_run_generate_until_agentic` (same requests per round, same
 contexts, same visuals, same terminal payloads, the same step-limit fallback and `--agentic_trace_mode full` trace),
-because a document's rounds depend only on its own earlier rounds; `perf/agentx_tools.py` and the tests compare the
-two response by response, and the e2e tests compare the whole logged samples.  In both loops a stored response is
-valid UTF-8 (a round's `model_output` in the full trace has lone surrogates replaced with U+FFFD, which lmms-eval's
-sample writer would fail on, dropping the task's whole log).  Opt in with `LMMS_AGENTIC_AGENTIC_BATCH=1` (then
-`install()` replaces lmms-eval's loop in `lmms_eval.evaluator` for the run; the results file records it);
-`LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool persists in the process).
+because a document's rounds depend only on its own earlier rounds, provided the backend's reply to a request does
+not depend on the other requests of its batch (API backends, the scripted model, a batch size of one; a batching
+vLLM or Hugging Face backend can differ in the last digits, as on any `generate_until` task).  `perf/agentx_tools.py`
+and the tests compare the two response by response, and the e2e tests compare the whole logged samples.  In both
+loops a stored response is valid UTF-8 (a round's `model_output` in the full trace has lone surrogates replaced with
+U+FFFD, which lmms-eval's sample writer would fail on, dropping the task's whole log).
 
 Step limits never drop a record: in both loops (`install()` always wraps lmms-eval's), an `agentx_tools` request
 whose `max_agentic_steps` (lmms-eval's limit, e.g. `--gen_kwargs max_agentic_steps=4`) is below the task's
@@ -149,11 +158,30 @@ def _finish(episode: _Episode, trace_mode: str) -> str:
 
 def run_generate_until_agentic(lm: Any, requests: list[Any], agentic_trace_mode: str = "basic",
                                response_cache: Any = None, workers: int | None = None) -> list[str]:
-    """Drop-in for `lmms_eval.evaluator._run_generate_until_agentic`, batched by round."""
+    """Drop-in for `lmms_eval.evaluator._run_generate_until_agentic`: the `agentx_tools` requests batched by round,
+    any other task's through lmms-eval's own loop (`run_sequential`); responses in the requests' order."""
+    limited = step_limited(lm, requests)
+    ours = [index for index, request in enumerate(limited) if _ours(request.args[3])]
+    others = [index for index, request in enumerate(limited) if not _ours(request.args[3])]
+    responses: list[Any] = [None] * len(limited)
+    if others:
+        answered = run_sequential(lm, [limited[i] for i in others], agentic_trace_mode=agentic_trace_mode,
+                                  response_cache=response_cache)
+        for index, response in zip(others, answered, strict=True):
+            responses[index] = response
+    batched = _run_batched(lm, [limited[i] for i in ours], agentic_trace_mode, response_cache, workers)
+    for index, response in zip(ours, batched, strict=True):
+        responses[index] = response
+    return responses
+
+
+def _run_batched(lm: Any, requests: list[Any], agentic_trace_mode: str, response_cache: Any,
+                 workers: int | None) -> list[str]:
+    """The round loop over step-limited requests: one `generate_until` call per round, from this thread only."""
     from lmms_eval.evaluator import unwrap_generation_output
 
     episodes = []
-    for request in step_limited(lm, requests):
+    for request in requests:
         context, kwargs, to_visual, to_text, doc_id, task, split = request.args
         if not callable(to_text):
             raise ValueError("generate_until_agentic requires callable doc_to_text")
@@ -233,25 +261,56 @@ def step_limited(lm: Any, requests: list[Any]) -> list[Any]:
 
 
 _LMMS_EVAL_LOOP: Any = None
+BATCH_OFF = ("0", "false", "no", "off")
+BATCH_ON = ("1", "true", "yes", "on")
+
+
+def lmms_eval_loop() -> Any:
+    """lmms-eval's own `_run_generate_until_agentic` (the one `install()` wrapped or replaced, if it ran)."""
+    if _LMMS_EVAL_LOOP is not None:
+        return _LMMS_EVAL_LOOP
+    import lmms_eval.evaluator as evaluator
+
+    return evaluator._run_generate_until_agentic
 
 
 def run_sequential(lm: Any, requests: list[Any], *args: Any, **kwargs: Any) -> list[Any]:
     """lmms-eval's own sequential loop, on the step-limited requests; our responses made valid UTF-8 (as in
     `_advance`: its full trace logs each raw reply)."""
     limited = step_limited(lm, requests)
-    responses = _LMMS_EVAL_LOOP(lm, limited, *args, **kwargs)
+    responses = lmms_eval_loop()(lm, limited, *args, **kwargs)
     return [utf8_text(response) if isinstance(response, str) and _ours(request.args[3]) else response
             for request, response in zip(limited, responses, strict=True)]
 
 
+def wants_batch(environ: Any = None) -> bool:
+    """Whether the batched loop is asked for: yes unless `LMMS_AGENTIC_AGENTIC_BATCH` is 0/false/no/off; a value
+    that is neither stops the run (`ValueError`, one line)."""
+    env = os.environ if environ is None else environ
+    value = str(env.get(ENV_BATCH) or "").strip().lower()
+    if value in BATCH_OFF:
+        return False
+    if value in ("", *BATCH_ON):
+        return True
+    raise ValueError(f"{ENV_BATCH}={env.get(ENV_BATCH)!r}: use 0 for lmms-eval's sequential loop, 1 or nothing for the "
+                     f"batched loop (the default)")
+
+
+def describe(batch: bool, environ: Any = None) -> dict[str, str]:
+    """What the results file records about the loop that runs: its name and what chose it."""
+    env = os.environ if environ is None else environ
+    given = str(env.get(ENV_BATCH) or "").strip()
+    return {"round_loop": "batched" if batch else "lmms-eval sequential",
+            "round_loop_switch": f"{ENV_BATCH}={given}" if given else f"default ({ENV_BATCH} unset)"}
+
+
 def install(environ: Any = None) -> bool:
-    """Wrap lmms-eval's sequential agentic loop (`run_sequential`), or replace it with the batched one when
-    `LMMS_AGENTIC_AGENTIC_BATCH=1`; returns whether the batched loop runs."""
+    """Replace lmms-eval's agentic loop with the batched one (`run_generate_until_agentic`), or wrap it
+    (`run_sequential`) when `LMMS_AGENTIC_AGENTIC_BATCH=0`; returns whether the batched loop runs."""
     global _LMMS_EVAL_LOOP
     import lmms_eval.evaluator as evaluator
 
-    env = os.environ if environ is None else environ
-    batch = str(env.get(ENV_BATCH, "")).strip().lower() in ("1", "true", "yes")
+    batch = wants_batch(environ)
     current = getattr(evaluator, "_run_generate_until_agentic", None)
     if current is None:
         log.warning("agentx_tools: lmms_eval.evaluator has no _run_generate_until_agentic; the step limits and the "

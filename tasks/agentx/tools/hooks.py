@@ -10,9 +10,10 @@ keeps the limit it ran under).
 `process_results` rebuilds the executed trace in the one-shot Agent-X record shape (each call a step whose
 `tool_output` is the real observation) and scores it with the existing path: the core's deterministic fields
 (`core/scoring.py`), the ten judged metrics (`judge.py`, so the judge sees the real outputs), plus the execution
-summary (`execution.py`).  `process_docs` also records the runtime in the results file and, with
-`LMMS_AGENTIC_AGENTIC_BATCH=1`, installs the batched round loop (`batched.py`).  The documents are `agentx`'s
-(`tasks/agentx/hooks.py`), so both protocols see the same tasks; their scores are not comparable (README).
+summary (`execution.py`).  `process_docs` also records the runtime in the results file and installs the round
+loop (`batched.py`: batched unless `LMMS_AGENTIC_AGENTIC_BATCH=0`; the results file says which ran).  The documents
+are `agentx`'s (`tasks/agentx/hooks.py`), so both protocols see the same tasks; their scores are not comparable
+(README).
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ RUNTIME_KEY = execution.RUNTIME_KEY
 
 
 def _record_runtime(runtime: ToolRuntime) -> None:
-    """Tool backends (a `remote` one with the server's backend), limits and sandbox in the results file; the batched
-    loop installed when asked for.  A tool server that cannot serve the `remote` tools stops the run here, before
-    the first call (`ToolServerError`, one line)."""
+    """Tool backends (a `remote` one with the server's backend), limits and sandbox in the results file; the round
+    loop installed (batched unless switched off) and recorded.  A tool server that cannot serve the `remote` tools
+    stops the run here, before the first call (`ToolServerError`, one line)."""
     runtime.check_server()
     provenance.record(RUNTIME_KEY, tools=runtime.describe(), protocol=protocol.PROTOCOL_VERSION,
-                      round_loop="batched" if batched.install() else "lmms-eval sequential")
+                      **batched.describe(batched.install()))
 
 
 def docs_text_answer(placeholder: datasets.Dataset) -> datasets.Dataset:

@@ -93,12 +93,16 @@ def test_batched_round_loop_in_lmms_eval_gives_the_sequential_results(tmp_path: 
     args = ["--model", "agentic_scripted", "--model_args", f"policy=script,script={script}", "--tasks", "agentx_tools",
             "--agentic_trace_mode", "full"]
     env = {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_BASE_URL": None, "LMMS_AGENTIC_JUDGE_PRESET": None}
-    sequential = run_lmms_eval(args, tmp_path / "sequential", env=env)
-    batched = run_lmms_eval(args, tmp_path / "batched", env={**env, "LMMS_AGENTIC_AGENTIC_BATCH": "1"})
+    sequential = run_lmms_eval(args, tmp_path / "sequential", env={**env, "LMMS_AGENTIC_AGENTIC_BATCH": "0"})
+    batched = run_lmms_eval(args, tmp_path / "batched", env={**env, "LMMS_AGENTIC_AGENTIC_BATCH": None})  # default
     sequential.assert_ok()
     batched.assert_ok()
-    assert batched.results["lmms_agentic"]["data"]["agentx_tools"]["round_loop"] == "batched"
-    assert sequential.results["lmms_agentic"]["data"]["agentx_tools"]["round_loop"] == "lmms-eval sequential"
+    assert {key: value for key, value in batched.results["lmms_agentic"]["data"]["agentx_tools"].items()
+            if key.startswith("round_loop")} == {"round_loop": "batched",
+                                                 "round_loop_switch": "default (LMMS_AGENTIC_AGENTIC_BATCH unset)"}
+    assert {key: value for key, value in sequential.results["lmms_agentic"]["data"]["agentx_tools"].items()
+            if key.startswith("round_loop")} == {"round_loop": "lmms-eval sequential",
+                                                 "round_loop_switch": "LMMS_AGENTIC_AGENTIC_BATCH=0"}
     for task in ("agentx_tools_text_answer", "agentx_tools_generative"):  # the whole logged sample, full trace
         assert logged_samples(sequential, task) == logged_samples(batched, task), task
     first = logged_samples(sequential, "agentx_tools_text_answer")["9"]["filtered_resps"]["agentic_rounds"][0]

@@ -44,7 +44,7 @@ def test_hostile_replies_and_an_echoing_vlm_through_the_cli(tmp_path: Path, loop
         env = {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_BASE_URL": None, "LMMS_AGENTIC_JUDGE_PRESET": None,
                "LMMS_AGENTIC_AGENTX_TOOLS": "SceneDescriber=model", "LMMS_AGENTIC_AGENTX_VLM_BASE_URL": vlm.base_url,
                "LMMS_AGENTIC_AGENTX_VLM_MODEL": "vlm-echo", "OPENAI_API_KEY": key,
-               "LMMS_AGENTIC_AGENTIC_BATCH": "1" if loop else None}
+               "LMMS_AGENTIC_AGENTIC_BATCH": None if loop else "0"}
         run = run_lmms_eval(["--model", "agentic_scripted", "--model_args",
                              f"policy=script,script={write(tmp_path, script)}", "--tasks", "agentx_tools", *loop],
                             tmp_path / "run", env=env)

@@ -66,7 +66,7 @@ def test_lmms_eval_limit_below_max_steps_keeps_every_record(rows: list[dict[str,
     import lmms_eval.evaluator as evaluator
 
     monkeypatch.setattr(evaluator, "_run_generate_until_agentic", evaluator._run_generate_until_agentic)
-    assert batched.install({batched.ENV_BATCH: "1" if batch else ""}) is batch
+    assert batched.install({} if batch else {batched.ENV_BATCH: "0"}) is batch
     model = NeverFinishes(rows)
     responses = evaluator._run_generate_until_agentic(model, requests(rows, 3), agentic_trace_mode="full")
     for doc, response in zip(rows, responses, strict=True):
@@ -104,8 +104,8 @@ def test_lowered_max_agentic_steps_in_the_cli_keeps_every_record(tmp_path: Path)
     args = ["--model", "agentic_scripted", "--model_args", f"policy=script,script={script}", "--tasks", "agentx_tools",
             "--gen_kwargs", "max_agentic_steps=3", "--agentic_trace_mode", "full"]
     env = {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_BASE_URL": None, "LMMS_AGENTIC_JUDGE_PRESET": None}
-    runs = {"sequential": run_lmms_eval(args, tmp_path / "sequential", env=env),
-            "batched": run_lmms_eval(args, tmp_path / "batched", env={**env, batched.ENV_BATCH: "1"})}
+    runs = {"sequential": run_lmms_eval(args, tmp_path / "sequential", env={**env, batched.ENV_BATCH: "0"}),
+            "batched": run_lmms_eval(args, tmp_path / "batched", env={**env, batched.ENV_BATCH: None})}
     replies = {key: len(gold_steps(record)) + 1 for key, record in mini_records().items()}
     replies.update({key: 99 for key in NEVER_ENDS})
     for name, run in runs.items():
