@@ -249,7 +249,7 @@ def _call_images(spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, int]
 def media_names(doc: Mapping[str, Any]) -> list[str]:
     """The task's image file names, case-folded, in input order (a video's file names no frame: none)."""
     media = doc.get("media")
-    if doc.get("media_type") != "image" or not isinstance(media, list):
+    if doc.get("media_type") == "video" or not isinstance(media, list):
         return []
     return [str(name).replace("\\", "/").rsplit("/", 1)[-1].strip().casefold() for name in media]
 
@@ -257,7 +257,7 @@ def media_names(doc: Mapping[str, Any]) -> list[str]:
 def _input_count(doc: Mapping[str, Any]) -> int:
     """The task's input images when the caller does not say: its image files, or 1 (the first video frame)."""
     media = doc.get("media")
-    return len(media) if doc.get("media_type") == "image" and isinstance(media, list) else 1
+    return len(media) if doc.get("media_type") != "video" and isinstance(media, list) else 1
 
 
 def replay(doc: Mapping[str, Any], tool: str, arguments: Mapping[str, Any], used: Sequence[int],

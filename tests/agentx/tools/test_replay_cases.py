@@ -15,8 +15,11 @@ from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 
 def replays(tool: str, gold_input: Any, arguments: dict[str, Any], media: list[str] | None = None,
             media_type: str = "image") -> bool:
+    """Whether the call replays the one gold step of a task with these media files (several images make a
+    "multi_image" task, as the release loader types it; a video is sampled to 8 frames)."""
     media = media or ["AgentX_1.jpg"]
-    n_inputs = len(media) if media_type == "image" else 8
+    media_type = "multi_image" if media_type == "image" and len(media) > 1 else media_type
+    n_inputs = 8 if media_type == "video" else len(media)
     doc = {"id": "t", "media_type": media_type, "media": media,
            "gt_steps_flat_json": json.dumps([{"step": 1, "task": "t", "tool": tool, "input": gold_input,
                                               "output": "recorded", "thought": ""}])}
@@ -118,3 +121,14 @@ def test_another_call_does_not_replay(case: str, tool: str, gold_input: Any, arg
 ])
 def test_video_frame_references_name_no_sampled_frame(gold_input: str, image: str, expected: bool) -> None:
     assert replays("OCR", gold_input, {"image": image}, ["video.mp4"], media_type="video") is expected
+
+
+@pytest.mark.parametrize(("gold_input", "image", "expected"), [
+    ("image_2", "image_2", True), ("image_2", "image_1", False), ("image", "image_2", True),
+    ("image", "image_3", False),
+])
+def test_a_multi_image_task_without_the_callers_counts(gold_input: str, image: str, expected: bool) -> None:
+    """`replay` called as before the runtime passed image indices: a multi-image task's inputs are its files."""
+    doc = {"id": "t", "media_type": "multi_image", "media": ["a.jpg", "b.jpg"],
+           "gt_steps_flat_json": json.dumps([{"tool": "OCR", "input": gold_input, "output": "recorded"}])}
+    assert (replay.replay(doc, "OCR", {"image": image}, []) is not None) is expected
