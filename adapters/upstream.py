@@ -101,6 +101,13 @@ class UpstreamHooks(Protocol):
     """Benchmark-specific lines of the pull request's still-needed list (markdown items, each ending in a newline)."""
 
 
+OPTIONAL = ("REPORTED_METRICS", "SCRIPTS", "hard_replies")
+"""Optional, for a core with `task.py`: `REPORTED_METRICS`, the core's metrics the exported tasks declare (default:
+all; the first of each kind carries the record, `adapters.core.task.ReportedCore`); `SCRIPTS`, files next to
+`upstream.py` shipped in the task folder (imports of the core rewritten as the core's), e.g. a step that scores
+the logged samples, each with `<stem>_checks.py` beside it: pytest functions appended to the export's own test
+(after its `# export:` line; they get the script as a fixture named after it); `hard_replies(doc)`, replies the
+export's own test scores besides the example replies (the benchmark's parser's hard cases)."""
 OWN_UTILS = ("utils_source", "SHARED_MODULES")
 """Optional, for a core without `task.py`: `utils_source(request) -> str`, the complete `utils.py` the benchmark
 writes itself, and `SHARED_MODULES`, the `adapters/core` modules it imports beyond those the core imports."""

@@ -139,3 +139,43 @@ def aggregate(core: CoreTask, name: str, values: Sequence[Any]) -> float:
     """The metric over every item's value (gathered from all ranks); NaN when no item counts."""
     result = core.METRICS[name].aggregation(values)
     return float(result) if result is not None else math.nan
+
+
+class ReportedCore:
+    """A core whose tasks report only `reported` of its metrics (e.g. an export that leaves out the metrics it does
+    not score): each kind lists those of its metrics, in order, and the first one of each kind carries the record
+    (its aggregation views the records as the metric did). Documents, prompts and records are the core's own."""
+
+    def __init__(self, core: CoreTask, reported: Sequence[str]) -> None:
+        unknown = [name for name in reported if name not in core.METRICS]
+        if unknown:
+            raise ValueError(f"{core.BENCHMARK}: cannot report {', '.join(unknown)}, which METRICS lacks")
+        self.core = core
+        self.BENCHMARK = core.BENCHMARK
+        self.VARIANTS = core.VARIANTS
+        self.TASK_METRICS = {kind: tuple(name for name in names if name in reported)
+                             for kind, names in core.TASK_METRICS.items()}
+        firsts = {names[0] for names in self.TASK_METRICS.values() if names}
+        self.METRICS = {name: _carrying_record(core.METRICS[name]) if name in firsts else core.METRICS[name]
+                        for name in core.METRICS if name in reported}
+        check_core_task(self)
+
+    def documents(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return self.core.documents(rows)
+
+    def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any], media: MediaReader) -> Prompt:
+        return self.core.prompt(doc, settings, media)
+
+    def score(self, doc: Mapping[str, Any], reply: object, judge: Judge | None = None) -> Record:
+        return self.core.score(doc, reply, judge)
+
+
+def _carrying_record(metric: Metric) -> Metric:
+    """`metric` carrying the whole record: its aggregation views each record first (None values pass through)."""
+    if metric.view is whole_record:
+        return metric
+
+    def aggregation(values: Sequence[Any]) -> float:
+        return metric.aggregation([value if value is None else metric.view(value) for value in values])
+
+    return Metric(metric.name, whole_record, aggregation, metric.higher_is_better, metric.description)

@@ -1,6 +1,7 @@
 """The core-based RoboVista, AgentVQA and Agent-X exports (lmms-eval and lm-eval), checked as a maintainer would:
 their size, that nothing in them names this package, the README template, the harness's style, their own tests,
-and every metric equal to the plugin's (Agent-X: with no judge configured, its judged metrics unscored in both).
+and every metric equal to the plugin's (Agent-X: the exported tasks declare only the metrics they compute, its
+`REPORTED_METRICS`; the plugin, with no judge configured, leaves its judged metrics unscored).
 
 The metric check runs the exported hooks where `lmms_agentic` cannot be imported (`tests.lmeval.isolation`): the mini
 split is loaded with `datasets` as the harness loads `dataset_path`, every leaf task's `process_docs` and
@@ -39,11 +40,11 @@ README = {
 """Per benchmark: its BibTeX entry's first line, a published row, a word of the dataset's licence note."""
 UTILS_LIMITS = {"robovista": (1500, 100_000), "agentvqa": (1500, 100_000), "agentx": (2500, 250_000)}
 """(lines, bytes) of utils.py at most."""
-MIN_COMPARED = {"robovista": 200, "agentvqa": 100, "agentx": 50}
-"""Metric values compared at least (every leaf task's metrics)."""
+MIN_COMPARED = {"robovista": 200, "agentvqa": 100, "agentx": 20}
+"""Metric values compared at least (every leaf task's metrics; Agent-X: 11 declared metrics in each of 2 tasks)."""
 NON_TRIVIAL = {"agentx": ("toolset_f1_prog", "format_error_rate", "parse_failure_rate")}
 """Metrics that must be strictly between their bounds in every leaf task (default: most of the values compared).
-Agent-X's judged metrics are unscored here (no judge), in the plugin and the export alike."""
+Agent-X's exported tasks declare no judged metric (they are `judge_samples.py`'s)."""
 
 
 def _mini(benchmark: str) -> Path:
@@ -152,10 +153,11 @@ def test_python_follows_the_harness_style(exported: Path, harness: str, benchmar
     formatting.check_files(harness, [*sorted(folder.glob("*.py")), exported / TESTS[harness].format(b=benchmark)])
 
 
-COVERAGE_TARGET = {"robovista": 85.0, "agentvqa": 85.0, "agentx": 75.0}
-"""Statement coverage (%) of each exported benchmark folder by its own test, at least. Agent-X's is lower (78% when
-written): its core's judge paths (`judging.py`) run only with a judge, which the exported tasks do not build, and
-`script_protocols.py`, which `task.py` imports, serves the per-model script tasks the export leaves out."""
+COVERAGE_TARGET = {"robovista": 85.0, "agentvqa": 85.0, "agentx": 87.0}
+"""Statement coverage (%) of each exported benchmark folder by its own test, at least. Agent-X's (88% when written)
+counts its judge paths through the checks of `judge_samples.py` and the trace parser's hard cases; what is left is
+mostly `script_protocols.py`, which `task.py` imports for the per-model script tasks the export leaves out, and the
+release records' error paths (`records.py`)."""
 
 
 def _coverage(exported: Path, harness: str, benchmark: str, data: Path) -> dict[str, float]:
@@ -229,7 +231,9 @@ def test_every_metric_equals_the_plugins_without_lmms_agentic(exported: Path, ha
     assert done.returncode == 0, done.stderr[-3000:]
     ours = json.loads(done.stdout.rpartition("RESULT")[2])
     compared = 0
+    reported = getattr(benchmarks.get(benchmark).package().export_hooks(), "REPORTED_METRICS", None)
     for task, values in plugin.items():
+        values = {k: v for k, v in values.items() if reported is None or k in reported}
         assert set(ours[task]) == set(values), task
         for metric, value in values.items():
             theirs = ours[task][metric]

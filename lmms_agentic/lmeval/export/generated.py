@@ -3,11 +3,15 @@ metric blocks, all from the benchmark core's tables (`tasks/<b>/core/task.py`, `
 
 Each exported task reads one variant (`VARIANTS`) and reports one kind's metrics (`TASK_METRICS`): the variant is
 the task's `process_docs` selection (`docs_<variant>`, or `load_docs` for every row; a benchmark's `upstream.py`
-may name it in `TASK_VARIANTS`), the kind is the one whose metrics the task's YAML lists (the names of its
-`process_results` hook, `process_results_<kind>`, break a tie). `utils.py` is nothing but module-level
-assignments from the shared glue (`LmmsEvalHooks` / `LmEvalHooks`) and the core: one `process_docs` per variant
-(lm-eval: per task, with the task's prompt settings), one `process_results` per kind, one aggregation per metric.
+may name it in `TASK_VARIANTS`), the kind is the one whose metrics the task's YAML lists (the name of its
+`process_results` hook, `process_results_<kind>`, else the variant's, breaks a tie). `utils.py` is nothing but
+module-level assignments from the shared glue (`LmmsEvalHooks` / `LmEvalHooks`) and the core: one `process_docs`
+per variant (lm-eval: per task, with the task's prompt settings), one `process_results` per kind, one aggregation
+per metric.
 The YAMLs' metric blocks list `TASK_METRICS[kind]` with each metric's aggregation and direction from `METRICS`.
+A benchmark whose `upstream.py` names `REPORTED_METRICS` exports the core as `ReportedCore` (`exported_core`): its
+tasks declare only those metrics (group lists too), and `utils.py` builds the same view of the copied core. Its
+`SCRIPTS` are copied into the folder with the core's imports rewritten (`script_files`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.benchmarks import Benchmark
-from lmms_agentic.adapters.core.task import CoreTask, check_core_task
+from lmms_agentic.adapters.core.task import CoreTask, ReportedCore, check_core_task
 from lmms_agentic.adapters.upstream import hooks_of
 from lmms_agentic.lmeval.export import shared
 from lmms_agentic.lmeval.export.layout import ExportedTask
@@ -58,6 +62,13 @@ def core_task(benchmark: str) -> CoreTask | None:
     return check_core_task(importlib.import_module(name))
 
 
+def exported_core(benchmark: Benchmark) -> CoreTask | None:
+    """The core as the export reports it: `core_task`, narrowed to the `REPORTED_METRICS` of its `upstream.py`."""
+    core = core_task(benchmark.name)
+    reported = getattr(hooks_of(benchmark), "REPORTED_METRICS", None)
+    return core if core is None or reported is None else ReportedCore(core, reported)
+
+
 def identifier(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
@@ -74,12 +85,12 @@ def _variant(source: SourceTask, core: CoreTask, named: Mapping[str, str]) -> st
     return found
 
 
-def _kind(source: SourceTask, core: CoreTask) -> str:
-    listed = tuple(m for m in source.metric_names() if m not in PLUGIN_ONLY_METRICS)
+def _kind(source: SourceTask, core: CoreTask, variant: str) -> str:
+    listed = tuple(m for m in source.metric_names() if m not in PLUGIN_ONLY_METRICS and m in core.METRICS)
     matches = [kind for kind, names in core.TASK_METRICS.items() if tuple(names) == listed]
     hook = source.hook("process_results").rpartition(".")[2].removeprefix("process_results").lstrip("_")
-    if len(matches) > 1 and hook in matches:
-        return hook
+    if len(matches) > 1 and (hook in matches or variant in matches):
+        return hook if hook in matches else variant
     if not matches:
         raise GeneratedExportError(f"{source.name}: its metrics {list(listed)} are no TASK_METRICS entry of the core")
     return matches[0]
@@ -93,8 +104,8 @@ def choices(benchmark: Benchmark, core: CoreTask, tasks: Sequence[ExportedTask])
         if task.source.is_group:
             continue
         source = task.source
-        found[source.name] = CoreChoice(source.name, _variant(source, core, named), _kind(source, core),
-                                        source.kwargs())
+        variant = _variant(source, core, named)
+        found[source.name] = CoreChoice(source.name, variant, _kind(source, core, variant), source.kwargs())
     return found
 
 
@@ -143,7 +154,10 @@ def adapt(tasks: Sequence[ExportedTask], harness: str, core: CoreTask, chosen: M
     for task in tasks:
         config = task.config
         if task.source.is_group:
-            for entry in config.get("aggregate_metric_list") or []:
+            kept = [e for e in config.get("aggregate_metric_list") or [] if e.get("metric") in core.METRICS]
+            if "aggregate_metric_list" in config:
+                config["aggregate_metric_list"] = kept
+            for entry in kept:
                 original = next((e.get("aggregation") for e in task.source.config.get("aggregate_metric_list", [])
                                  if e.get("metric") == entry.get("metric")), None)
                 if isinstance(original, Ref):
@@ -177,13 +191,16 @@ def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
     revision = benchmark.source.revision or "main"
     release = release_file(benchmark)
     release_arg = f', release_file="{release}"' if release else ""
+    reported = (f"from {shared.shared_package(harness)}.task import ReportedCore",
+                f"REPORTED_METRICS = {tuple(core.METRICS)!r}") if isinstance(core, ReportedCore) else ()
+    core_name = "ReportedCore(task, REPORTED_METRICS)" if reported else "task"
     lines = [f'"""{benchmark.title} hooks for {harness}: every name the task YAMLs reference, from the shared '
              f"glue (`{hooks_class}`)\nover this folder's core (`task`): one process_docs per "
              f"{'variant' if harness == 'lmms-eval' else 'task'}, one process_results per kind of task, one "
              'aggregation per metric."""', "",
-             f"from {shared.shared_package(harness)}.{module} import {hooks_class}",
-             f"from {package}.tasks.{benchmark.name} import task", *imports.lines(), "",
-             f'HOOKS = {hooks_class}(task, "{benchmark.source.hub_id}", "{revision}"{release_arg})', ""]
+             f"from {shared.shared_package(harness)}.{module} import {hooks_class}", *reported[:1],
+             f"from {package}.tasks.{benchmark.name} import task", *imports.lines(), "", *reported[1:],
+             f'HOOKS = {hooks_class}({core_name}, "{benchmark.source.hub_id}", "{revision}"{release_arg})', ""]
     hooks = LMMS_EVAL_HOOKS if harness == "lmms-eval" else LM_EVAL_HOOKS
     lines += [f"{hook} = HOOKS.{hook}" for hook in hooks] + [""]
     if harness == "lmms-eval":
@@ -230,3 +247,12 @@ def core_files(benchmark: str, harness: str, left_out: Sequence[str], data_files
                                        "out (LEFT_OUT_CORE of its upstream.py)")
     files.update({name: (folder / name).read_text(encoding="utf-8") for name in data_files})
     return files
+
+
+def script_files(benchmark: Benchmark, harness: str) -> dict[str, str]:
+    """file name -> text of the benchmark's `SCRIPTS` (next to its `upstream.py`), their imports rewritten."""
+    folder = benchmark.folder
+    names: Sequence[str] = getattr(hooks_of(benchmark), "SCRIPTS", ())
+    return {name: shared.checked(f"tasks/{benchmark.name}/{name}",
+                                 shared.rewrite((folder / name).read_text(encoding="utf-8"), harness, benchmark.name))
+            for name in names}

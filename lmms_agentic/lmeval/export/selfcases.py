@@ -4,7 +4,9 @@ exported task, what its hooks give on them here, with this project's copy of the
 
 Rows are chosen so that every task has documents (at most `DOCS_PER_TASK`); the replies are the benchmark's own
 example replies plus the answer extractor's hard cases (a think block naming another letter, markdown, a lowercase
-letter, two letters, an empty reply).
+letter, two letters, an empty reply) and the benchmark's own (`hard_replies` of its `upstream.py`). The checks of
+each shipped script (`<stem>_checks.py` beside it, from its `# export:` line on) follow the recorded cases, after a
+fixture importing the script from the folder (`script_checks`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from lmms_agentic.adapters.core.task import CoreTask
 from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, release_rows
 from lmms_agentic.adapters.glue.lm_eval_glue import LmEvalHooks
 from lmms_agentic.adapters.glue.lmms_eval_glue import LmmsEvalHooks
+from lmms_agentic.adapters.upstream import hooks_of
 from lmms_agentic.lmeval.export import selftest
 from lmms_agentic.lmeval.export.generated import CoreChoice, identifier, release_file
 
@@ -173,8 +176,10 @@ def _case(benchmark: Benchmark, hooks: Any, view: Any, harness: str, core: CoreT
     process_results = hooks.process_results(choice.kind)
     documents = []
     values: dict[str, list[Any]] = {}
+    own = getattr(hooks_of(benchmark), "hard_replies", hard_replies)
     for doc in docs:
-        replies = list(dict.fromkeys([*benchmark.package().example_replies(dict(doc)), *hard_replies(doc)]))
+        replies = list(dict.fromkeys([*benchmark.package().example_replies(dict(doc)), *hard_replies(doc),
+                                      *own(dict(doc))]))
         per_reply = []
         for reply in replies:
             got = process_results(doc, [reply])
@@ -204,4 +209,32 @@ def test_files(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
         if old not in text:
             raise ValueError(f"selftest.py lost its line {old!r}")
         text = text.replace(old, new, 1)
+    text += script_checks(benchmark, text)
     return text, json.dumps({"sample": sample, "cases": found}, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+EXPORT_MARK = "# export:\n"
+SCRIPT_FIXTURE = '''
+
+@pytest.fixture(scope="module")
+def {stem}() -> Any:
+    return importlib.import_module(f"{{PACKAGE}}.tasks.{{BENCHMARK}}.{stem}")
+'''
+
+
+def script_checks(benchmark: Benchmark, test: str) -> str:
+    """The checks of the benchmark's shipped scripts, to follow the own test `test`: per script, a fixture named
+    after it and its `<stem>_checks.py` from the `# export:` line on (every import above that line must be one of
+    `test`'s, which the appended checks then use)."""
+    text = ""
+    for name in getattr(hooks_of(benchmark), "SCRIPTS", ()):
+        stem = Path(name).stem
+        checks = (benchmark.folder / f"{stem}_checks.py").read_text(encoding="utf-8")
+        header, mark, body = checks.partition(EXPORT_MARK)
+        imports = [line for line in header.splitlines() if line.startswith(("import ", "from "))]
+        missing = [line for line in imports if line not in test.splitlines() and "__future__" not in line]
+        if not mark or missing:
+            raise ValueError(f"{stem}_checks.py needs a {EXPORT_MARK.strip()!r} line and only the own test's imports "
+                             f"above it (missing: {missing})")
+        text += SCRIPT_FIXTURE.format(stem=stem) + "\n\n" + body
+    return text

@@ -8,7 +8,8 @@ outside the folder, a test file (`testgen`). Differences from the plugin's tasks
 
 - data: `dataset_path` is the benchmark's Hub dataset with the manifest's revision (`main` plus a to-do comment
   when the manifest pins none); the plugin's data locations, schema overrides and bad-record skipping stay there;
-- metrics: the plugin-only diagnostics (`PLUGIN_ONLY_METRICS`) are left out; every other metric keeps its name;
+- metrics: the plugin-only diagnostics (`PLUGIN_ONLY_METRICS`) are left out, and so are the metrics a benchmark's
+  `REPORTED_METRICS` leaves out (e.g. judged metrics its tasks cannot score); every other metric keeps its name;
 - metadata: only `version` (the plugin's own keys are dropped).
 """
 
@@ -66,7 +67,7 @@ def yaml_files(benchmark: Benchmark, harness: str, generated_utils: Generated | 
     """The exported tasks and the YAML text of each file (the shared template first); with `generated_utils`, the
     hooks and metric blocks are those of the generated `utils.py` (filled in)."""
     tasks = exported_tasks(benchmark, harness, Names())
-    core = generated.core_task(benchmark.name)
+    core = generated.exported_core(benchmark)
     if core is not None and generated_utils is not None:
         chosen = generated.choices(benchmark, core, tasks)
         imports = generated.Imports(benchmark.name, harness, {})
@@ -129,6 +130,7 @@ def folder_files(benchmark: Benchmark, harness: str, readme: Callable[[Benchmark
     own = hooks_of(benchmark)
     if made.text:
         files.update(generated.core_files(benchmark.name, harness, own.LEFT_OUT_CORE, own.DATA_FILES))
+        files.update(generated.script_files(benchmark, harness))
         files["utils.py"] = made.text
         files["README.md"] = readme(benchmark, harness, tasks)
         return tasks, files
