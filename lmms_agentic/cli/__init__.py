@@ -19,6 +19,7 @@ Commands:
   agreement CSV       agreement of hand-verified error modes with the judge (accuracy, Cohen's kappa)
   tool-server         serve Agent-X tools over HTTP for the `remote` backend (a token unless on loopback)
   view RUN... -o OUT  a static site of every sample of one or more runs (open OUT/index.html from disk)
+  export-inspect RUN OUT  the run as Inspect logs, for `inspect view` (the [inspect] extra)
 
 A user error (missing files, bad data, an unknown benchmark) ends the command with exit status 1 and one line on
 stderr; set LMMS_AGENTIC_DEBUG=1 for the traceback.
@@ -150,6 +151,12 @@ def _view(args: argparse.Namespace) -> int:
     return view_command.execute(args)
 
 
+def _export_inspect(args: argparse.Namespace) -> int:
+    from lmms_agentic.viewer import inspect_export
+
+    return inspect_export.execute(args)
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = argparse.ArgumentParser(prog="lmms-agentic", description="lmms-agentic helper commands")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -211,6 +218,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     from lmms_agentic.viewer import command as view_command
 
     view_command.add_arguments(command("view", _view, view_command.HELP))
+    from lmms_agentic.viewer import inspect_export
+
+    inspect_export.add_arguments(command("export-inspect", _export_inspect, inspect_export.HELP))
     return parser, handlers
 
 
