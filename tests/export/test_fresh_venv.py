@@ -32,8 +32,9 @@ TASKS = {"robovista": ["robovista", "robovista_icl"], "agentvqa": ["agentvqa", "
          "agentx": ["agentx"]}
 """Per benchmark: RoboVista's domain group (zero-shot) and ICL group (every breakdown plus confidence and calibration
 metrics); AgentVQA's main group (images, action histories and sampled video frames) and a coordinate convention that
-re-renders the coordinate options; Agent-X's group (images, multi-image sets, video frames; no judge configured, so
-its judged metrics are unscored in both runs and the deterministic ones are compared)."""
+re-renders the coordinate options; Agent-X's group (images, multi-image sets, video frames; the export declares only
+the metrics it computes, which are compared, and its `judge_samples.py` then judges the run's logged samples with a
+loopback judge)."""
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "OPENAI_API_KEY": "loopback"}
 NON_TRIVIAL_SHARE = {"robovista": 3, "agentvqa": 6, "agentx": 8}
@@ -67,7 +68,7 @@ def _args(harness: str, tasks: list[str], url: str, output: Path, include: str |
                 "--apply_chat_template"]
     else:
         args = ["--model", "openai", "--model_args", f"model_version=loopback-vlm,base_url={url}"]
-    args += ["--tasks", ",".join(tasks), "--output_path", str(output)]
+    args += ["--tasks", ",".join(tasks), "--output_path", str(output), "--log_samples"]
     return args + (["--include_path", include] if include else [])
 
 
@@ -139,8 +140,10 @@ def test_a_fresh_harness_runs_the_export_with_the_plugins_numbers(harness: str, 
     plugin = _run(harness, tasks, sys.executable, book, tmp_path / "plugin_run", plugin_env, include)
 
     compared, non_trivial = 0, 0
+    reported = getattr(benchmarks.get(benchmark).package().export_hooks(), "REPORTED_METRICS", None)
     for task, values in exported.items():
         ours, theirs = _metrics(plugin[task]), _metrics(values)
+        ours = {k: v for k, v in ours.items() if reported is None or k.split(",")[0] in reported}
         # the export reports every declared metric (NaN where no item counts); the plugin's lm-eval path leaves
         # such a metric out
         only_theirs = set(theirs) - set(ours)
@@ -151,4 +154,29 @@ def test_a_fresh_harness_runs_the_export_with_the_plugins_numbers(harness: str, 
             non_trivial += 0 < value < 100
     assert set(tasks) <= set(exported) and compared > 40 and non_trivial > compared // NON_TRIVIAL_SHARE[benchmark]
     assert all(0 < _metrics(exported[task])[HEADLINE[benchmark]] < 100 for task in tasks), "headline not exercised"
+    if benchmark == "agentx":
+        _judge_the_logged_samples(harness, python, tmp_path / "export_run", env)
     shutil.rmtree(fresh.site_packages(python) / fresh.PACKAGES[harness] / "tasks" / benchmark)
+
+
+def _judge_the_logged_samples(harness: str, python: Path, output: Path, env: dict[str, str]) -> None:
+    """The exported `judge_samples.py` on the run's own logs, against a loopback judge scoring every call 1: every
+    judged mean it can take is 1, the key never shows."""
+    from lmms_agentic.judges.testing import ScriptedJudgeServer, fixed
+
+    samples = [str(p) for p in sorted(output.rglob("*samples*agentx*.jsonl"))]
+    data = benchmarks.get("agentx").folder / "data" / "mini" / "data.json"
+    assert samples, "the run logged no Agent-X samples"
+    with ScriptedJudgeServer(fixed("{'Score': '1', 'Justification': 'all there'}")) as judge:
+        variables = {"AGENTX_JUDGE_BASE_URL": judge.base_url, "AGENTX_JUDGE_MODEL": "gpt-4o",
+                     "AGENTX_JUDGE_API_KEY": "sk-loopback-secret"}
+        done = subprocess.run([str(python), "-m", f"{fresh.PACKAGES[harness]}.tasks.agentx.judge_samples", *samples,
+                               "--data", str(data), "--output", str(output / "judged.json")],
+                              env={**env, **variables}, cwd=output, capture_output=True, text=True, timeout=600,
+                              check=False)
+        sent = judge.request_count
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "sk-loopback-secret" not in done.stdout + done.stderr and sent > 0
+    result = json.loads((output / "judged.json").read_text())
+    assert result["metrics"]["ground_s"] == 1.0 and result["coverage"]["ground_s"] > 0.5, result
+    assert set(result["metrics"].values()) <= {1.0, None}
