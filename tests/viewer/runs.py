@@ -5,8 +5,11 @@ onerror handler, `</script>` inside the logged JSON)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
@@ -60,6 +63,17 @@ def make_runs(folder: Path) -> ViewerRuns:
     run_lmms_eval(["--model", "agentic_scripted", "--model_args", f"policy=replay,replay={replies}", "--tasks",
                    "agentvqa,robovista"], runs.hostile, env={"LMMS_AGENTIC_DATA": "mini"}).assert_ok()
     return runs
+
+
+def kept_or_made(tmp_path_factory: pytest.TempPathFactory) -> ViewerRuns:
+    """The runs, made in the test's tmp folder; $VIEWER_RUNS names a folder that keeps them between sessions (made
+    there when it holds none), for iterating on the viewer without rerunning lmms-eval."""
+    kept = os.environ.get("VIEWER_RUNS")
+    if kept and all((Path(kept) / name).is_dir() for name in ("scripted", "tools", "hostile")):
+        return ViewerRuns(Path(kept) / "scripted", Path(kept) / "tools", Path(kept) / "hostile")
+    folder = Path(kept) if kept else tmp_path_factory.mktemp("viewer-runs")
+    folder.mkdir(parents=True, exist_ok=True)
+    return make_runs(folder)
 
 
 def _item_ids(run: Path, benchmarks: tuple[str, ...]) -> list[str]:

@@ -20,7 +20,7 @@ from lmms_agentic.adapters import benchmarks
 from lmms_agentic.report.run_files import open_run
 from lmms_agentic.viewer.site import write_site
 
-from .runs import HOSTILE, ViewerRuns, make_runs
+from .runs import HOSTILE, ViewerRuns, kept_or_made
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
@@ -32,14 +32,7 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> ViewerRuns:
-    """The runs, made in the test's tmp folder; $VIEWER_RUNS names a folder that keeps them between sessions
-    (made there when it holds none), for iterating on the viewer without rerunning lmms-eval."""
-    kept = os.environ.get("VIEWER_RUNS")
-    if kept and all((Path(kept) / name).is_dir() for name in ("scripted", "tools", "hostile")):
-        return ViewerRuns(Path(kept) / "scripted", Path(kept) / "tools", Path(kept) / "hostile")
-    folder = Path(kept) if kept else tmp_path_factory.mktemp("viewer-runs")
-    folder.mkdir(parents=True, exist_ok=True)
-    return make_runs(folder)
+    return kept_or_made(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
