@@ -225,7 +225,8 @@ def test_exported_test_files_pass_where_lmms_agentic_is_not_importable(exported:
 
 
 def _judged(key: str) -> bool:
-    """An Agent-X judged metric or its coverage (unscored in an export run: no export starts a judge)."""
+    """An Agent-X judged metric or its coverage (the exports declare none: their `judge_samples.py` scores them from
+    the logged samples)."""
     from lmms_agentic.tasks.agentx.core.judging import ALL_NAMES
     from lmms_agentic.tasks.agentx.core.metrics import GOAL_STAR
 
@@ -246,7 +247,7 @@ def test_exports_give_the_plugins_numbers_without_lmms_agentic(export_runs: dict
         ours, theirs = metrics(plugin.results[task]), metrics(export.results[task])
         # the plugin-only diagnostics are not exported
         ours = {k: v for k, v in ours.items() if k.split(",")[0] not in upstream.PLUGIN_ONLY_METRICS}
-        if task.startswith("agentx"):  # the exports start no judge: their judged metrics are unscored
+        if task.startswith("agentx"):  # the exports declare no judged metric (the plugin's are unscored, no judge)
             ours, theirs = ({k: v for k, v in d.items() if not _judged(k)} for d in (ours, theirs))
         assert set(ours) == set(theirs), f"{task}: {sorted(set(ours) ^ set(theirs))}"
         for key, value in ours.items():
