@@ -1,6 +1,6 @@
 """``python -m lmms_agentic export-inspect RUN OUT``: a finished lmms-eval or lm-eval run written as Inspect logs, so
-``inspect view`` and Inspect's log tools read it. Inspect is an optional extra (``pip install
-'lmms-agentic[inspect]'``); without it the command stops with one line naming that install command.
+``inspect view`` and Inspect's log tools read it. Inspect is an optional extra (``pip install -e '.[inspect]'`` in
+the checkout); without it the command stops with one line naming that install command.
 
 One log per top-level task (or group) and model of the run (``viewer.build.load_runs``: a folder holding several
 models' runs gives one run per model), written with Inspect's ``write_eval_log`` as
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from lmms_agentic.viewer.inspect_samples import MediaFinder
 
 HELP = "write a run as Inspect logs (for inspect view and Inspect's log reader; needs the [inspect] extra)"
-INSTALL = "pip install 'lmms-agentic[inspect]'"
+INSTALL = "pip install -e '.[inspect]' in the checkout (or pip install 'inspect_ai>=0.3.250')"
 SECRET = re.compile(r"key|token|secret|password|auth", re.IGNORECASE)
 """Model arguments whose values are not carried into the logs."""
 

@@ -243,7 +243,7 @@ def test_without_inspect_the_command_says_how_to_install_it(tmp_path: Path, monk
     monkeypatch.setitem(__import__("sys").modules, "inspect_ai", None)  # import inspect_ai raises ImportError
     assert main(["export-inspect", str(tmp_path), str(tmp_path / "out")]) == 1
     error = capsys.readouterr().err.strip()
-    assert len(error.splitlines()) == 1 and "pip install 'lmms-agentic[inspect]'" in error
+    assert len(error.splitlines()) == 1 and "pip install -e '.[inspect]'" in error
     assert not (tmp_path / "out").exists()
 
 
