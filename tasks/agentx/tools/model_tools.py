@@ -15,8 +15,13 @@
   set.  Each call has a total deadline (`_TIMEOUT`, default 60 s: connect, send, wait and read all together, so a
   server dripping its reply cannot hold a call) and its reply is capped at `MAX_VLM_REPLY_BYTES` before JSON parsing;
   the reply's content must be text and is capped at `MAX_DESCRIPTION_CHARS`.  Errors name no URL and no key.
-- ImageGenerator / ImageStylization: diffusers (an optional extra, GPU in practice) from
-  `LMMS_AGENTIC_AGENTX_DIFFUSION` (text-to-image and image-to-image pipelines of one checkpoint), seed 0.
+- ImageGenerator / ImageStylization: diffusers (the `tools` extra; on the GPU when there is one, float32) from
+  `LMMS_AGENTIC_AGENTX_DIFFUSION` (its text-to-image pipeline; ImageStylization its image-to-image one), or for
+  ImageStylization `LMMS_AGENTIC_AGENTX_DIFFUSION_EDIT` (an instruction-editing checkpoint such as InstructPix2Pix:
+  its own pipeline).  The pipeline's default steps and guidance, passed explicitly, seed 0 (a CPU generator); one
+  call at a time per pipeline (a pipeline's scheduler is not thread-safe); a restyled image keeps the input's size.
+  `ModelTools.diffusion_settings`: each tool's checkpoint, pipeline, steps, guidance and seed (the runtime records
+  them).
 Every model is loaded on first use and kept for the process.  A missing setting, a model that does not load and an
 endpoint that fails are `ToolInfrastructureError`s (the model is told the tool is unavailable; the reason, naming the
 variable, goes to the log); `ModelTools.missing` names what a tool lacks before any call (the tool server's check).
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import base64
 import importlib.util
+import inspect
 import io
 import json
 import os
@@ -52,6 +58,10 @@ VLM_TIMEOUT_S = 60.0
 MAX_VLM_REPLY_BYTES = 1 << 20
 MAX_DESCRIPTION_CHARS = 4_000
 ENV_DIFFUSION = "LMMS_AGENTIC_AGENTX_DIFFUSION"
+ENV_DIFFUSION_EDIT = "LMMS_AGENTIC_AGENTX_DIFFUSION_EDIT"
+DIFFUSION_SEED = 0
+DIFFUSION_DEFAULTS = ("num_inference_steps", "guidance_scale", "image_guidance_scale", "strength")
+"""The call settings read from a pipeline's own defaults, passed explicitly and recorded (those it takes)."""
 GTA_THRESHOLD = 0.5
 """GTA's cut for `top1=false` and counting (`scores > 0.5`, on GLIP's scores)."""
 NO_OBJECT = "No object found."
@@ -64,7 +74,7 @@ MODEL_TOOLS = ("LocateObjectByText", "ObjectCounter", "SceneDescriber", "RegionD
 
 SETTINGS = {"LocateObjectByText": (ENV_DETECTOR,), "ObjectCounter": (ENV_DETECTOR,),
             "SceneDescriber": (ENV_VLM_URL, ENV_VLM_MODEL), "RegionDescriber": (ENV_VLM_URL, ENV_VLM_MODEL),
-            "ImageGenerator": (ENV_DIFFUSION,), "ImageStylization": (ENV_DIFFUSION,)}
+            "ImageGenerator": (ENV_DIFFUSION,)}
 PACKAGES = {"LocateObjectByText": "transformers", "ObjectCounter": "transformers", "ImageGenerator": "diffusers",
             "ImageStylization": "diffusers"}
 
@@ -78,6 +88,26 @@ def _required(env: Mapping[str, str], name: str) -> str:
     if not value:
         raise ToolInfrastructureError(_needs(name))
     return value
+
+
+def diffusion_variable(tool: str, env: Mapping[str, str]) -> str:
+    """The variable naming `tool`'s checkpoint: ImageStylization's own one when set, else the shared one."""
+    return ENV_DIFFUSION_EDIT if tool == "ImageStylization" and env.get(ENV_DIFFUSION_EDIT, "").strip() \
+        else ENV_DIFFUSION
+
+
+def _local_path(checkpoint: str) -> bool:
+    """Whether `checkpoint` can only be a folder (a Hub id is `owner/name`)."""
+    return os.path.isabs(checkpoint) or checkpoint.startswith(("./", "../", "~")) or checkpoint.count("/") > 1
+
+
+@dataclass
+class DiffusionPipe:
+    """A loaded pipeline, the settings every call passes (recorded), and the lock its calls take in turn."""
+
+    pipe: Any
+    settings: dict[str, Any]
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 def data_url(image: Image.Image) -> str:
@@ -124,12 +154,14 @@ def _description(body: bytes) -> str:
 class ModelTools:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     _detector: Any = None
-    _diffusion: dict[str, Any] = field(default_factory=dict)
+    _diffusion: dict[str, DiffusionPipe] = field(default_factory=dict)
     _http: Any = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def missing(self, tool: str) -> str | None:
         """Why `tool` cannot run on this backend here (a setting or package it lacks), None when it can."""
+        if tool == "ImageStylization" and not self.environ.get(diffusion_variable(tool, self.environ), "").strip():
+            return _needs(f"{ENV_DIFFUSION_EDIT} or {ENV_DIFFUSION}")
         for name in SETTINGS.get(tool, ()):
             if not self.environ.get(name, "").strip():
                 return _needs(name)
@@ -239,35 +271,76 @@ class ModelTools:
         return self.describe("RegionDescriber", crop, REGION_PROMPT.format(attribute=attribute))
 
     # ------------------------------------------------------------ diffusion
-    def pipeline(self, tool: str, kind: str) -> Any:
+    def pipeline(self, tool: str) -> DiffusionPipe:
+        """`tool`'s pipeline, loaded on first use: ImageGenerator text-to-image; ImageStylization the checkpoint's own
+        pipeline when it takes an image (InstructPix2Pix, image-to-image), else the checkpoint's image-to-image one."""
         with self._lock:
-            if kind not in self._diffusion:
-                try:
-                    import diffusers
-                except ImportError:
-                    raise ToolInfrastructureError("the model backend needs diffusers (pip install diffusers)") from None
-                checkpoint = _required(self.environ, ENV_DIFFUSION)
-                cls = diffusers.AutoPipelineForText2Image if kind == "text" else diffusers.AutoPipelineForImage2Image
-                try:
-                    self._diffusion[kind] = cls.from_pretrained(checkpoint)
-                except Exception as err:  # a checkpoint that is missing or does not load
-                    raise ToolInfrastructureError(f"the diffusion checkpoint {ENV_DIFFUSION} names did not load "
-                                                  f"({err.__class__.__name__}: {str(err)[:300]})") from None
-            return self._diffusion[kind]
+            if tool not in self._diffusion:
+                self._diffusion[tool] = self._load(tool)
+            return self._diffusion[tool]
+
+    def _load(self, tool: str) -> DiffusionPipe:
+        try:
+            import diffusers
+            import torch
+        except ImportError:
+            raise ToolInfrastructureError("the model backend needs diffusers (pip install diffusers)") from None
+        variable = diffusion_variable(tool, self.environ)
+        checkpoint = _required(self.environ, variable)
+        named = f"the diffusion checkpoint {checkpoint!r} ({variable})"
+        if _local_path(checkpoint) and not os.path.isdir(os.path.expanduser(checkpoint)):
+            raise ToolInfrastructureError(f"{named} is not a folder")
+        try:
+            cls: Any = diffusers.AutoPipelineForText2Image
+            if tool == "ImageStylization":
+                own = getattr(diffusers, diffusers.DiffusionPipeline.load_config(checkpoint)["_class_name"], None)
+                takes_image = own is not None and "image" in inspect.signature(own.__call__).parameters
+                cls = own if takes_image else diffusers.AutoPipelineForImage2Image
+            pipe = cls.from_pretrained(os.path.expanduser(checkpoint))
+            pipe = pipe.to("cuda") if torch.cuda.is_available() else pipe
+        except Exception as err:  # a checkpoint that is missing, not a pipeline for this task, or does not load
+            detail = f"{err.__class__.__name__}: {str(err)[:300]}"
+            raise ToolInfrastructureError(f"{named} did not load ({detail})") from None
+        pipe.set_progress_bar_config(disable=True)
+        parameters = inspect.signature(pipe.__call__).parameters
+        settings = {name: parameters[name].default for name in DIFFUSION_DEFAULTS
+                    if name in parameters and isinstance(parameters[name].default, int | float)}
+        return DiffusionPipe(pipe, {"variable": variable, "checkpoint": checkpoint, "pipeline": type(pipe).__name__,
+                                    **settings, "seed": DIFFUSION_SEED})
+
+    def diffusion_settings(self) -> dict[str, dict[str, Any]]:
+        """ImageGenerator's and ImageStylization's settings: the checkpoint and seed; the pipeline, steps and
+        guidance once it is loaded (before, `pipeline` is None)."""
+        described: dict[str, dict[str, Any]] = {}
+        for tool in ("ImageGenerator", "ImageStylization"):
+            with self._lock:
+                loaded = self._diffusion.get(tool)
+            variable = diffusion_variable(tool, self.environ)
+            described[tool] = dict(loaded.settings) if loaded is not None else {
+                "variable": variable, "checkpoint": self.environ.get(variable, "").strip() or None, "pipeline": None,
+                "seed": DIFFUSION_SEED}
+        return described
+
+    def diffuse(self, tool: str, prompt: str, image: Image.Image | None = None) -> Image.Image:
+        """One pipeline call with its recorded settings and a generator seeded with `DIFFUSION_SEED`."""
+        import torch
+
+        loaded = self.pipeline(tool)
+        settings = {k: v for k, v in loaded.settings.items() if k in DIFFUSION_DEFAULTS}
+        inputs = {} if image is None else {"image": image}
+        with loaded.lock:
+            result = loaded.pipe(prompt=prompt, **inputs, **settings,
+                                 generator=torch.Generator().manual_seed(DIFFUSION_SEED))
+        produced: Image.Image = result.images[0]
+        return produced
 
     def generate(self, keywords: str) -> ToolOutput:
-        import torch
-
-        pipe = self.pipeline("ImageGenerator", "text")
-        image = pipe(prompt=keywords, generator=torch.Generator().manual_seed(0)).images[0]
-        return ToolOutput(f"an image of {keywords}", image)
+        return ToolOutput(f"an image of {keywords}", self.diffuse("ImageGenerator", keywords))
 
     def stylize(self, image: Image.Image, instruction: str) -> ToolOutput:
-        import torch
-
-        pipe = self.pipeline("ImageStylization", "image")
-        styled = pipe(prompt=instruction, image=image.convert("RGB"),
-                      generator=torch.Generator().manual_seed(0)).images[0]
+        styled = self.diffuse("ImageStylization", instruction, image.convert("RGB"))
+        if styled.size != image.size:  # pipelines work on multiples of their latent scale
+            styled = styled.resize(image.size, Image.Resampling.BICUBIC)
         return ToolOutput(f"the image restyled: {instruction}", styled)
 
     def run(self, tool: str, arguments: Mapping[str, Any], images: Mapping[str, Image.Image]) -> ToolOutput:

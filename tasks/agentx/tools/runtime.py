@@ -18,9 +18,10 @@ call (`ToolInfrastructureError`: a backend's setting, model, endpoint or tool se
 the neutral `<Tool> is unavailable right now.`; its reason goes to the log and `failures` (`availability.py`), never
 to the model.  With `remote` tools, `check_server` (run at document loading) stops a run whose server cannot serve
 them, and records the server's backend per tool (`remote:model`) for the observations and the results file.
-Local tools are pure functions of their arguments and images, so a repeated call (same tool, arguments and image
-content digests) is answered from a per-process memo (`Observation.cached`): an LRU of at most `MEMO_ENTRIES`
-entries and `MEMO_BYTES` bytes (an image counts width x height x channels).
+The diffusion tools' settings (`ModelTools.diffusion_settings`) are in the description, updated in the results
+file once their pipeline is loaded.  Local tools are pure functions of their arguments and images, so a repeated
+call (same tool, arguments and image content digests) is answered from a per-process memo (`Observation.cached`):
+an LRU of at most `MEMO_ENTRIES` entries and `MEMO_BYTES` bytes (an image counts width x height x channels).
 
 Secrets and bounds: every observation text, from every backend and ok or not, has every secret the runtime knows
 removed (`judges.secrets`: secret-named environment variables, URL credentials, the VLM key and tool-server token)
@@ -268,10 +269,28 @@ class ToolRuntime:
     def describe(self) -> dict[str, Any]:
         sandboxed = any(self.config.backends.get(t) == "local" for t in SANDBOXED_TOOLS)
         return {**self.config.describe(), "backends_used": {t: self.backend_used(t) for t in self.config.backends},
+                "diffusion": self.diffusion_settings(),
                 "limits": {t: vars(LIMITS.get(t, DEFAULT_LIMITS)) for t in TOOL_NAMES},
                 "sandbox": self.sandbox().describe() if sandboxed else None,
                 "bounds": {"memo_entries": self.memo_entries, "memo_bytes": self.memo_bytes,
                            "max_output_pixels": MAX_OUTPUT_PIXELS, "max_observation_chars": MAX_OBSERVATION}}
+
+    def diffusion_settings(self) -> dict[str, dict[str, Any]]:
+        """The settings of the diffusion tools on the `model` backend (checkpoint, seed; pipeline, steps and guidance
+        once loaded)."""
+        return {tool: settings for tool, settings in self.models.diffusion_settings().items()
+                if self.config.backends.get(tool) == "model"}
+
+    def _record_diffusion(self) -> None:
+        """Bring the results file's `tools.diffusion` up to date once a pipeline is loaded (its steps and guidance
+        are known then); nothing when this runtime's description was not recorded."""
+        from lmms_agentic.adapters import provenance
+        from lmms_agentic.tasks.agentx.tools.execution import RUNTIME_KEY
+
+        recorded = provenance.used().get(RUNTIME_KEY, {}).get("tools")
+        settings = self.diffusion_settings()
+        if isinstance(recorded, dict) and "diffusion" in recorded and recorded["diffusion"] != settings:
+            provenance.record(RUNTIME_KEY, tools={**recorded, "diffusion": settings})
 
     def _run(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
              used: Sequence[int], n_inputs: int | None) -> tuple[ToolOutput, int | None]:
@@ -280,7 +299,11 @@ class ToolRuntime:
             return run_local(call.tool, call.arguments, images, sandbox=self.sandbox(), ocr=self._ocr,
                              limits=limits), None
         if backend == "model":
-            return self.models.run(call.tool, call.arguments, images), None
+            try:
+                return self.models.run(call.tool, call.arguments, images), None
+            finally:
+                if call.tool in ("ImageGenerator", "ImageStylization"):
+                    self._record_diffusion()
         if backend == "remote":
             assert self.config.server_url is not None
             return call_remote(self.config.server_url, call, images, limits.wall_s + REMOTE_GRACE_S), None
