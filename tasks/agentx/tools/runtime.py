@@ -83,6 +83,9 @@ LIMITS: dict[str, Limits] = {
     "OverlayText": Limits(wall_s=5), "OCR": Limits(wall_s=60),
 }
 DEFAULT_LIMITS = Limits(wall_s=120)
+RESULTS_KEY = "agentx_tools"
+"""The results file's entry the runtime's description is recorded under (`execution.RUNTIME_KEY`; not imported:
+`execution` imports this module)."""
 log = logging.getLogger(__name__)
 
 
@@ -285,12 +288,11 @@ class ToolRuntime:
         """Bring the results file's `tools.diffusion` up to date once a pipeline is loaded (its steps and guidance
         are known then); nothing when this runtime's description was not recorded."""
         from lmms_agentic.adapters import provenance
-        from lmms_agentic.tasks.agentx.tools.execution import RUNTIME_KEY
 
-        recorded = provenance.used().get(RUNTIME_KEY, {}).get("tools")
+        recorded = provenance.used().get(RESULTS_KEY, {}).get("tools")
         settings = self.diffusion_settings()
         if isinstance(recorded, dict) and "diffusion" in recorded and recorded["diffusion"] != settings:
-            provenance.record(RUNTIME_KEY, tools={**recorded, "diffusion": settings})
+            provenance.record(RESULTS_KEY, tools={**recorded, "diffusion": settings})
 
     def _run(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
              used: Sequence[int], n_inputs: int | None) -> tuple[ToolOutput, int | None]:

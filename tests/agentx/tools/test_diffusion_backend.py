@@ -19,7 +19,7 @@ from lmms_agentic.adapters import provenance
 from lmms_agentic.tasks.agentx.tools import execution, hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.model_tools import DIFFUSION_SEED, ENV_DIFFUSION, ENV_DIFFUSION_EDIT, ModelTools
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, reset_default_runtime
+from lmms_agentic.tasks.agentx.tools.runtime import RESULTS_KEY, ToolRuntime, reset_default_runtime
 
 diffusers = pytest.importorskip("diffusers", reason="diffusers is not installed: pip install -e '.[tools]'")
 torch = pytest.importorskip("torch")
@@ -168,6 +168,7 @@ def test_both_tools_return_images_the_episode_keeps_like_any_image_tool(
 
 def test_the_declared_settings_are_the_ones_used_and_recorded(configured: ToolRuntime,
                                                               checkpoints: dict[str, Path]) -> None:
+    assert RESULTS_KEY == execution.RUNTIME_KEY
     provenance.clear()
     with pytest.MonkeyPatch.context() as patch:  # lmms-eval's document loading; its loop is put back afterwards
         import lmms_eval.evaluator as evaluator
