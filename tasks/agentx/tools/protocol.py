@@ -10,7 +10,9 @@ Each round's context is the whole transcript as text (lmms-eval's agentic loop s
 instructions and catalogue, the query, then every earlier reply with its observation.  Visuals are the task's images
 (or its sampled video frames) as `image_1..image_n`, then each image a tool returned, appended as a new visual.
 The loop ends with a final answer or at the declared step limit (`max_steps` replies), whichever comes first.
-`state` (JSON-able) holds every round; lmms-eval logs it per round (`--agentic_trace_mode full`).
+`state` (JSON-able) holds every round; lmms-eval logs it per round (`--agentic_trace_mode full`).  A round whose
+tool returned an image logs a thumbnail of it with its size and digest (`returned_image`, `returned_image.py`),
+made here so that both round loops log the same entry.
 
 Replies are hostile input, and every reply ends as a round, never as an exception: only its first `MAX_REPLY_CHARS`
 characters are read and kept (the rest is noted); an object nested deeper than `MAX_DEPTH`, a number longer than
@@ -30,6 +32,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.tasks.agentx.tools import returned_image
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue_text
 from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, utf8_text
 
@@ -241,8 +244,8 @@ def round_step(doc: Mapping[str, Any], reply: str, state: dict[str, Any], visual
     action = parse_reply(reply)
     entry: dict[str, Any] = {"round": number, "reply": stored_reply(reply), "kind": action.kind,
                              "thought": action.thought, "tool": None, "arguments": None, "valid": False,
-                             "status": None, "backend": None, "seconds": 0.0, "image": None, "gold_step": None,
-                             "cached": False, "observation": ""}
+                             "status": None, "backend": None, "seconds": 0.0, "image": None, "returned_image": None,
+                             "gold_step": None, "cached": False, "observation": ""}
     produced: Image.Image | None = None
     if action.kind == "final":
         state["finished"] = True
@@ -300,6 +303,7 @@ def _execute(doc: Mapping[str, Any], call: BoundCall, state: Mapping[str, Any], 
         visuals.append(observed.image)
         name = f"image_{len(visuals)}"
         result["image"] = name
+        result["returned_image"] = returned_image.reference(observed.image)  # what the sample log keeps of it
         result["observation"] = f"{observed.text} (attached as {name})"
     return result
 
