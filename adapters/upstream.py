@@ -101,9 +101,11 @@ class UpstreamHooks(Protocol):
     """Benchmark-specific lines of the pull request's still-needed list (markdown items, each ending in a newline)."""
 
 
-OPTIONAL = ("REPORTED_METRICS", "SCRIPTS", "hard_replies")
+OPTIONAL = ("REPORTED_METRICS", "NOT_GROUPED_UNDER_LM_EVAL", "SCRIPTS", "hard_replies")
 """Optional, for a core with `task.py`: `REPORTED_METRICS`, the core's metrics the exported tasks declare (default:
-all; the first of each kind carries the record, `adapters.core.task.ReportedCore`); `SCRIPTS`, files next to
+all; the first of each kind carries the record, `adapters.core.task.ReportedCore`); `NOT_GROUPED_UNDER_LM_EVAL`,
+metrics the lm-eval export's groups do not average (every row reports every metric, None where it does not count,
+so a subtask without any counting item is NaN there, which lm-eval's group mean cannot skip); `SCRIPTS`, files next to
 `upstream.py` shipped in the task folder (imports of the core rewritten as the core's), e.g. a step that scores
 the logged samples, each with `<stem>_checks.py` beside it: pytest functions appended to the export's own test
 (after its `# export:` line; they get the script as a fixture named after it); `hard_replies(doc)`, replies the

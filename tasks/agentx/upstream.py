@@ -87,6 +87,10 @@ DATA_FILES = ("toolmeta.json",)
 """Data files of the core the copied modules read (next to them)."""
 REPORTED_METRICS: tuple[str, ...] = (*metrics.DETERMINISTIC, *(f"err_{key}" for key in metrics.ERROR_KEYS))
 """What the exported tasks declare: the metrics they compute (the judged ones are `judge_samples.py`'s)."""
+NOT_GROUPED_UNDER_LM_EVAL: tuple[str, ...] = ("exact_match_acc",)
+"""Reported by each subtask but not averaged by lm-eval's `agentx` group: exact match is defined only for objective
+questions with a text answer, so a subtask may have no item for it (NaN), and lm-eval's group mean cannot skip a NaN
+subtask (under lmms-eval the group's own aggregation does)."""
 SCRIPTS = ("judge_samples.py",)
 """Shipped in the task folder, with the checks of `judge_samples_checks.py` in the export's own test."""
 

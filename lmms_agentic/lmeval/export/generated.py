@@ -10,8 +10,9 @@ per variant (lm-eval: per task, with the task's prompt settings), one `process_r
 per metric.
 The YAMLs' metric blocks list `TASK_METRICS[kind]` with each metric's aggregation and direction from `METRICS`.
 A benchmark whose `upstream.py` names `REPORTED_METRICS` exports the core as `ReportedCore` (`exported_core`): its
-tasks declare only those metrics (group lists too), and `utils.py` builds the same view of the copied core. Its
-`SCRIPTS` are copied into the folder with the core's imports rewritten (`script_files`).
+tasks declare only those metrics (group lists too), and `utils.py` builds the same view of the copied core; its
+lm-eval groups leave out `NOT_GROUPED_UNDER_LM_EVAL`. Its `SCRIPTS` are copied into the folder with the core's
+imports rewritten (`script_files`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.core.task import CoreTask, ReportedCore, check_core_task
 from lmms_agentic.adapters.upstream import hooks_of
@@ -154,7 +156,10 @@ def adapt(tasks: Sequence[ExportedTask], harness: str, core: CoreTask, chosen: M
     for task in tasks:
         config = task.config
         if task.source.is_group:
-            kept = [e for e in config.get("aggregate_metric_list") or [] if e.get("metric") in core.METRICS]
+            ungrouped = set(getattr(hooks_of(benchmarks.get(imports.benchmark)), "NOT_GROUPED_UNDER_LM_EVAL", ())) if (
+                harness == "lm-eval") else set()
+            kept = [e for e in config.get("aggregate_metric_list") or []
+                    if e.get("metric") in core.METRICS and e.get("metric") not in ungrouped]
             if "aggregate_metric_list" in config:
                 config["aggregate_metric_list"] = kept
             for entry in kept:
