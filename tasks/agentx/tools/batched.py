@@ -1,15 +1,18 @@
-"""The round loop of `agentx_tools` (lmms-eval's `generate_until_agentic`), batched by default: every unfinished
-episode advances one round together (one `generate_until` batch to the model backend per round; the episodes'
-`doc_to_text` steps, and so their tool calls, run concurrently).
+"""The round loop of `agentx_tools` (lmms-eval's `generate_until_agentic`), batched by default: the unfinished
+episodes advance together, many per `generate_until` call to the model backend, their `doc_to_text` steps (and so
+their tool calls) running concurrently on a thread pool.
 
 Which loop runs (`install()`, at document loading; recorded in the results file as `round_loop` and
 `round_loop_switch`): the batched one unless `LMMS_AGENTIC_AGENTIC_BATCH=0` (`false`, `no`, `off`) asks for
 lmms-eval's own sequential loop (one document at a time, a batch of one per round); `1` names the default; any other
 value stops the run with one line.  The batched loop takes only `agentx_tools` requests: another task's
 `generate_until_agentic` requests in the same run go through lmms-eval's loop, as they would without this package.
-Either way the model is called from one thread, one `generate_until` at a time, never while the round's tools run,
-so in-process backends that are not thread-safe (vLLM, Hugging Face) see what a plain `generate_until` task sends
-them; `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool persists in the process).
+Either way the model is called from one thread, one `generate_until` at a time, so in-process backends that are not
+thread-safe (vLLM, Hugging Face) see what a plain `generate_until` task sends them.  Whether tool steps run while
+a model call is in flight is the backend's (`pipelined.py`): for API backends the episodes are served in two
+cohorts, one cohort's tools running while the other's batch is with the model; in-process backends get every
+unfinished episode in each call and the round's tools between calls, unless `LMMS_AGENTIC_AGENTIC_COHORTS` says
+otherwise.  `LMMS_AGENTIC_AGENTIC_WORKERS` sets the tool concurrency (default 16; the pool persists in the process).
 
 Per-sample results are those of lmms-eval's sequential `_run_generate_until_agentic` (same requests per round, same
 contexts, same visuals, same terminal payloads, the same step-limit fallback and `--agentic_trace_mode full` trace),
@@ -38,6 +41,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_agentic.tasks.agentx.tools import pipelined
 from lmms_agentic.tasks.agentx.tools.protocol import max_steps
 from lmms_agentic.tasks.agentx.tools.runtime import utf8_text
 
@@ -65,6 +69,12 @@ class _Episode:
     trace: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
     round_input: Any = None
+    rounds: int = 0
+
+    @property
+    def active(self) -> bool:
+        """Whether the episode gets another reply: not ended by its task, under lmms-eval's step limit."""
+        return not self.done and self.rounds < self.max_steps
 
 
 def _single_request(lm: Any, episode: _Episode) -> Any:
@@ -177,7 +187,8 @@ def run_generate_until_agentic(lm: Any, requests: list[Any], agentic_trace_mode:
 
 def _run_batched(lm: Any, requests: list[Any], agentic_trace_mode: str, response_cache: Any,
                  workers: int | None) -> list[str]:
-    """The round loop over step-limited requests: one `generate_until` call per round, from this thread only."""
+    """The round loop over step-limited requests: `generate_until` calls from this thread only, one at a time, the
+    unfinished episodes served in cohorts (`pipelined.py`)."""
     from lmms_eval.evaluator import unwrap_generation_output
 
     episodes = []
@@ -189,24 +200,28 @@ def _run_batched(lm: Any, requests: list[Any], agentic_trace_mode: str, response
         steps = int(base.pop("max_agentic_steps", LMMS_EVAL_DEFAULT_STEPS))
         episodes.append(_Episode(context, base, to_visual, to_text, doc_id, task, split, request.metadata, steps))
     pool = _round_pool(workers or int(os.environ.get(ENV_WORKERS, "16")))
-    round_idx = 0
-    while True:
-        active = [e for e in episodes if not e.done and round_idx < e.max_steps]
-        if not active:
-            break
-        batch = [_single_request(lm, e) for e in active]
-        for episode in active:
+    n_cohorts = pipelined.cohorts(lm)
+    log.info("agentx_tools: batched round loop, %d cohort(s) (%s)", n_cohorts,
+             "tool steps overlap model calls" if n_cohorts > 1 else "tools run between model calls")
+
+    def call_model(batch: list[_Episode]) -> None:
+        requests = [_single_request(lm, e) for e in batch]
+        for episode in batch:
             episode.round_input = episode.context
         if response_cache is not None:
-            raw = response_cache.execute(lm, "generate_until", batch)
+            raw = response_cache.execute(lm, "generate_until", requests)
         else:
-            raw = lm.generate_until(batch)
-        for episode, output in zip(active, raw, strict=True):
+            raw = lm.generate_until(requests)
+        for episode, output in zip(batch, raw, strict=True):
             text, _ = unwrap_generation_output(output)
             episode.outputs.append(text)
             episode.final = text
-        list(pool.map(lambda e, r=round_idx: _advance(lm, e, r, agentic_trace_mode), active))
-        round_idx += 1
+
+    def step(episode: _Episode) -> None:
+        _advance(lm, episode, episode.rounds, agentic_trace_mode)
+        episode.rounds += 1
+
+    pipelined.run_rounds(episodes, call_model, step, pool, n_cohorts)
     return [_finish(e, agentic_trace_mode) for e in episodes]
 
 
