@@ -21,7 +21,7 @@ from lmms_agentic.report import labels
 from lmms_agentic.report.run_files import ReportInputError, results_files
 from lmms_agentic.report.runs import Run, load_run
 from lmms_agentic.viewer import overview, samples
-from lmms_agentic.viewer.media import MediaResolver, run_data
+from lmms_agentic.viewer.media import MediaResolver, MediaWriter, add_returned_images, run_data
 
 Progress = Callable[[str], None]
 
@@ -73,8 +73,11 @@ def leaf_tasks(run: Run) -> list[str]:
     return [task for task in seen if run.sample_file(task) is not None]
 
 
-def collect(viewed: ViewedRun, resolver: MediaResolver | None, progress: Progress) -> None:
-    """Fill ``viewed.samples`` (rows, pages, media), then mark flipped permutation questions."""
+def collect(viewed: ViewedRun, resolver: MediaResolver | None, progress: Progress,
+            writer: MediaWriter | None = None) -> None:
+    """Fill ``viewed.samples`` (rows, pages, media; the images tools returned through ``writer``, else the
+    resolver's), then mark flipped permutation questions."""
+    writer = writer or (resolver.writer if resolver is not None else None)
     run = viewed.run
     with run_data(run) as where:
         viewed.data_notes = where
@@ -91,6 +94,8 @@ def collect(viewed: ViewedRun, resolver: MediaResolver | None, progress: Progres
                 row = {"key": key, "run": viewed.index, **samples.summary(line, task, owner)}
                 page = samples.detail(line, task, owner, viewed.label)
                 page["key"] = key
+                if writer is not None:
+                    add_returned_images(writer, samples.rounds(record), page["rounds"])
                 page.update(resolver.resolve(run, task, line, record, place) if resolver is not None else
                             {"media": [], "messages": None, "note": "media not resolved (--no-media)"})
                 viewed.samples.append(Sample(key, row, page, record))

@@ -12,6 +12,10 @@ path are shown as a strip of uniformly sampled frames (``adapters.frames``).
 Images are written once under ``media/`` (named by content hash, so a document shared by several tasks or runs is
 stored once): a JPEG capped at ``FULL_SIDE`` pixels and a ``THUMB_SIDE`` thumbnail. When the data cannot be read,
 every sample of the task says why on its page ("media unavailable: ...").
+
+An image an executed tool returned comes from the sample log itself (its round's ``returned_image``: a PNG
+thumbnail), so it is written whether or not the data is read: checked (``returned_image.read``), re-encoded like
+any other image, or the round says why it is not shown.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import contextlib
 import hashlib
 import io
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +32,7 @@ from PIL import Image
 
 from lmms_agentic.adapters import benchmarks, frames
 from lmms_agentic.report.runs import Run
+from lmms_agentic.tasks.agentx.tools import returned_image
 
 FULL_SIDE = 1024
 THUMB_SIDE = 192
@@ -59,6 +64,22 @@ class MediaWriter:
             thumb.save(self.folder / f"{name}_t.jpg", "JPEG", quality=75)
             self.written.add(name)
         return {"full": f"media/{name}.jpg", "thumb": f"media/{name}_t.jpg", "label": label}
+
+
+def add_returned_images(writer: MediaWriter, entries: Sequence[Mapping[str, Any]],
+                        rows: Sequence[dict[str, Any]]) -> None:
+    """Give each round row (``samples.round_rows``, in the order of ``entries``) whose tool returned an image either
+    ``returned`` (the page's reference to it under ``media/``) or ``returned_note`` (why it is not shown)."""
+    for entry, row in zip(entries, rows, strict=True):
+        if not entry.get("image"):
+            continue
+        logged = entry.get("returned_image")
+        found = returned_image.read(logged) if logged is not None else \
+            "not in the sample log (logged before rounds kept a thumbnail)"
+        if isinstance(found, str):
+            row["returned_note"] = found
+            continue
+        row["returned"] = writer.image(found.thumbnail, f"{row.get('image')}: {found.caption()}")
 
 
 @contextlib.contextmanager

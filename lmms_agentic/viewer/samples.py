@@ -14,6 +14,7 @@ changes between orders: ``flipped``) need every row of the question and are adde
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +34,8 @@ HEADER_FIELDS = ("domain", "source", "query_type", "media_type", "input_type", "
                  "task", "protocol")
 FAILED_CALL = frozenset({"error", "invalid_arguments", "unavailable", "timeout"})
 """Round statuses counted as a tool error in the list's filter (a call that did not give the tool's result)."""
+THUMBNAIL_TEXT = re.compile(r'"png_b64":\s*"([A-Za-z0-9+/=]*)"')
+"""A logged returned-image thumbnail inside a stored response (the episode payload)."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,8 @@ def final_answer(record: Mapping[str, Any]) -> str:
 
 def round_rows(record: Mapping[str, Any]) -> list[dict[str, str]]:
     """Each executed-tools round: the reply, the call parsed from it, the backend, status, observation and the
-    name of an image the tool returned (the sample log keeps the name, not the pixels)."""
+    name of an image the tool returned (its thumbnail, which the sample log keeps, is added by
+    ``media.add_returned_images``)."""
     return [{"round": _text(entry.get("round")), "reply": _text(entry.get("reply")), "kind": _text(entry.get("kind")),
              "call": "" if entry.get("tool") is None else f"{entry.get('tool')}({_text(entry.get('arguments'))})",
              "valid": _text(entry.get("valid")), "backend": _text(entry.get("backend")),
@@ -265,10 +269,34 @@ def detail(line: Mapping[str, Any], task: str, benchmark: Benchmark | None, labe
     return {"run": label, "task": task, "benchmark": str(record.get("benchmark", "")),
             "id": str(record.get("id", "")), "doc_id": _text(line.get("doc_id")), "fields": fields,
             "status": result.status, "why": result.why, "decided_by": result.metric, "score": _text(result.score),
-            "input": question_text(line), "reply": reply_text(line), "extraction": extraction(record),
+            "input": question_text(line), "reply": _elided(reply_text(line)) if rounds(record) else reply_text(line),
+            "extraction": extraction(record),
             "gold": _text(gold), "metrics": metric_values(line, key), "verdicts": verdicts(record),
             "steps": steps(record), "final_answer": final_answer(record), "rounds": round_rows(record),
-            "errors": error_modes(record), "record": record}
+            "errors": error_modes(record), "record": shown_record(record)}
+
+
+def _elision(b64: str) -> str:
+    return f"[{len(b64):,} base64 characters: the returned image's thumbnail, shown in the rounds table]"
+
+
+def _elided(text: str) -> str:
+    return THUMBNAIL_TEXT.sub(lambda found: f'"png_b64": "{_elision(found.group(1))}"', text)
+
+
+def shown_record(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The record as its page shows it: each round's returned-image thumbnail named, not carried (the site writes
+    it as a file, ``media.add_returned_images``)."""
+    found = record.get("rounds")
+    if not isinstance(found, list):
+        return record
+    shown = []
+    for entry in found:
+        image = entry.get("returned_image") if isinstance(entry, Mapping) else None
+        if isinstance(image, Mapping) and isinstance(image.get("png_b64"), str):
+            entry = {**entry, "returned_image": {**image, "png_b64": _elision(image["png_b64"])}}
+        shown.append(entry)
+    return {**record, "rounds": shown}
 
 
 def permutation_row(record: Mapping[str, Any], reply: str) -> dict[str, str]:

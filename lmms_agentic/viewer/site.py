@@ -9,7 +9,8 @@ Layout of ``OUT``:
 - ``data/rows_<k>.js``: the sample list, ``ROWS_PER_FILE`` rows a file, loaded when the list opens;
 - ``data/page_<k>.js``: the sample pages, ``PAGES_PER_FILE`` a file, loaded when one of them opens;
 - ``data/compare_<a>_<b>.js``: the samples where runs ``a`` and ``b`` disagree;
-- ``media/``: images and video frames as JPEG files with thumbnails (``viewer.media``).
+- ``media/``: images and video frames as JPEG files with thumbnails (``viewer.media``), and the images executed
+  tools returned (from the sample log's thumbnails; written with ``--no-media`` too).
 
 Browsers block ``fetch()`` of ``file://`` URLs, so data files are scripts that assign into ``window.VIEWER_DATA``;
 their JSON has ``<``, ``>``, ``&`` and the line separators escaped, so no text in a reply can end a script or open
@@ -62,9 +63,10 @@ def write_site(paths: Sequence[Path], output: Path, *, names: Sequence[str] | No
         for stale in ("data", "media"):
             shutil.rmtree(output / stale, ignore_errors=True)
     (output / "data").mkdir(parents=True, exist_ok=True)
-    resolver = MediaResolver(MediaWriter(output)) if media else None
+    writer = MediaWriter(output)
+    resolver = MediaResolver(writer) if media else None
     for viewed in runs:
-        build.collect(viewed, resolver, progress)
+        build.collect(viewed, resolver, progress, writer)
     rows = [sample.row for viewed in runs for sample in viewed.samples]
     pages = [sample.page for viewed in runs for sample in viewed.samples]
     for start in range(0, len(rows), ROWS_PER_FILE):

@@ -1,6 +1,6 @@
 """Small real runs for the viewer's tests: the lmms-eval CLI on the mini splits with `agentic_scripted`, a loopback
-judge for Agent-X, an executed-tools episode with a tool error, and hostile replies (script tags, an image with an
-onerror handler, `</script>` inside the logged JSON)."""
+judge for Agent-X, an executed-tools episode with a tool that returns an image and one with a tool error, and hostile
+replies (script tags, an image with an onerror handler, `</script>` inside the logged JSON)."""
 
 from __future__ import annotations
 
@@ -24,11 +24,14 @@ HOSTILE_CALL = json.dumps({"thought": "<img src=x onerror=\"window.PWNED = 4\">"
 TOOLS_SCRIPT = {
     "3": [json.dumps({"thought": "read", "tool": "OCR", "arguments": {"image": "image_1"}}),
           json.dumps({"thought": "compute", "tool": "Calculator", "arguments": {"expression": "8*2+5*6"}}),
+          json.dumps({"thought": "mark", "tool": "DrawBoundingBox",
+                      "arguments": {"image": "image_1", "bbox": "(2, 2, 30, 30)"}}),
           json.dumps({"thought": "done", "final_answer": {"value": "46", "justification": "8*2+5*6"}})],
     "4": [HOSTILE_CALL],
     "0": [HOSTILE],
 }
-"""Task 3 plays the gold trace; task 4 divides by zero until the step limit (a tool error); task 0 is hostile."""
+"""Task 3 plays the gold trace, then draws a box (a tool that returns an image); task 4 divides by zero until the
+step limit (a tool error); task 0 is hostile."""
 MCQ_TASKS = "agentvqa,agentvqa_random5,robovista,agentx"
 
 

@@ -187,7 +187,14 @@ def test_every_order_of_a_permuted_question(site: Path, browser: Browser) -> Non
 def test_an_executed_tools_episode(site: Path, browser: Browser) -> None:
     _open_first(browser, site, "run=1&task=agentx_tools_text_answer&q=8x")
     rounds = browser.texts("#rounds tbody tr")
-    assert len(rounds) == 3 and "OCR" in rounds[0] and "46" in rounds[1] and "local" in rounds[1]
+    assert len(rounds) == 4 and "OCR" in rounds[0] and "46" in rounds[1] and "local" in rounds[1]
+    assert "DrawBoundingBox" in rounds[2] and "image_2: " in rounds[2]  # the returned image's caption
+    returned = browser.page.evaluate(  # the thumbnail the sample log kept, written under media/ and loaded
+        "Array.from(document.querySelectorAll('#rounds tbody tr')).map(r => Array.from(r.querySelectorAll('img'))"
+        ".map(i => [new URL(i.src).pathname.split('/').slice(-2).join('/'), i.complete, i.naturalWidth]))")
+    assert [len(images) for images in returned] == [0, 0, 1, 0]
+    (source, complete, width), = returned[2]
+    assert source.startswith("media/") and source.endswith("_t.jpg") and complete and width > 0
     browser.check("sample-tools")
     _open_first(browser, site, "run=1&task=agentx_tools_text_answer&tool_error=true")
     assert all("error" in row for row in browser.texts("#rounds tbody tr"))

@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.cli import main
+from lmms_agentic.tasks.agentx.tools import returned_image
 from lmms_agentic.viewer import media, site
 
 from .test_samples import mcq_line
@@ -89,6 +90,43 @@ def test_media_are_written_once_with_thumbnails(tmp_path: Path) -> None:
     assert len(list((tmp_path / "media").iterdir())) == 2
     with Image.open(tmp_path / first["full"]) as full, Image.open(tmp_path / first["thumb"]) as thumb:
         assert full.size == (media.FULL_SIDE, media.FULL_SIDE // 2) and max(thumb.size) == media.THUMB_SIDE
+
+
+def test_returned_images_are_written_from_the_log_or_say_why_not(tmp_path: Path) -> None:
+    writer = media.MediaWriter(tmp_path)
+    logged = returned_image.reference(Image.new("RGB", (640, 480), (10, 200, 10)))
+    entries: list[dict[str, Any]] = [
+        {"image": "image_2", "returned_image": logged},
+        {"image": "image_3", "returned_image": {"png_b64": '<img src=x onerror="alert(1)">'}},
+        {"image": "image_4"},  # logged before rounds kept a thumbnail
+        {"image": None, "returned_image": None}]
+    rows: list[dict[str, Any]] = [{"image": entry["image"] or ""} for entry in entries]
+    media.add_returned_images(writer, entries, rows)
+    assert rows[0]["returned"]["label"] == f"image_2: 640x480, sha256 {logged['sha256'][:12]}"
+    with Image.open(tmp_path / rows[0]["returned"]["full"]) as written:
+        assert written.size == (returned_image.THUMBNAIL_SIDE, 192)
+    assert rows[1] == {"image": "image_3", "returned_note": "the logged thumbnail is not base64"}
+    assert "not in the sample log" in rows[2]["returned_note"] and rows[3] == {"image": ""}
+
+
+def test_returned_images_are_written_without_the_data_too(tmp_path: Path) -> None:
+    run = write_run(tmp_path / "run", ["B"])
+    samples_file = next(run.glob("*_samples_*.jsonl"))
+    line = json.loads(samples_file.read_text(encoding="utf-8"))
+    logged = returned_image.reference(Image.effect_noise((30, 20), 50))
+    line["accuracy"]["rounds"] = [{"round": 1, "kind": "call", "tool": "DrawBoundingBox", "image": "image_2",
+                                   "returned_image": logged}]
+    line["filtered_resps"] = json.dumps({"state": {"rounds": line["accuracy"]["rounds"]}})  # the episode payload
+    samples_file.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    out = site.write_site([run], tmp_path / "out", media=False, progress=lambda message: None).parent
+    page = read_data(out / "data" / "page_0.js")["0-0"]
+    row = page["rounds"][0]
+    assert (out / row["returned"]["full"]).is_file() and (out / row["returned"]["thumb"]).is_file()
+    assert len(list((out / "media").iterdir())) == 2
+    assert logged["png_b64"] not in (out / "data" / "page_0.js").read_text(encoding="utf-8")  # a file, not text
+    elided = f"[{len(logged['png_b64']):,} base64 characters: the returned image's thumbnail, shown in the rounds " \
+             "table]"
+    assert page["record"]["rounds"][0]["returned_image"]["png_b64"] == elided and elided in page["reply"]
 
 
 def _resolve(tmp_path: Path, loader: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:

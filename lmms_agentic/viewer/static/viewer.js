@@ -202,6 +202,11 @@
     }));
   }
 
+  function returnedImage(round) {  // the thumbnail the sample log kept of an image the tool returned, or why not
+    if (round.returned) return mediaStrip([round.returned]);
+    return round.image ? round.image + (round.returned_note ? " (" + round.returned_note + ")" : "") : "";
+  }
+
   function renderPrompt(page) {
     if (!page.messages) return [el("pre", { class: "prompt" }, page.input)];
     return page.messages.map(function (message) {
@@ -248,7 +253,7 @@
       if (page.rounds.length) parts.push(...section("Executed tool rounds", table(["round", "reply", "parsed call", "backend", "status", "observation", "returned image"],
         page.rounds.map(function (r) { return el("tr", {}, el("td", {}, r.round), el("td", {}, el("pre", {}, r.reply)), el("td", {}, r.call || r.kind),
           el("td", {}, r.backend), el("td", {}, r.status), el("td", {}, el("pre", {}, r.observation)),
-          el("td", {}, r.image ? r.image + " (not stored in the sample log)" : "")); }), { id: "rounds" })));
+          el("td", {}, returnedImage(r))); }), { id: "rounds" })));
       parts.push(...section("Every metric of this sample", kv(page.metrics)));
       parts.push(el("details", {}, el("summary", {}, "The whole record"), el("pre", {}, JSON.stringify(page.record, null, 1))));
       main.replaceChildren(...parts);
