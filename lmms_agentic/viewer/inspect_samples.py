@@ -8,7 +8,9 @@
   folder); nothing is embedded: inline data and names no file matches become a one-line text note.
 - messages: the input, then the reply; an executed-tools episode (``agentx_tools``: the record's ``rounds``) becomes
   one assistant message per round, a tool call and the tool's message (with the error when the call failed) for a
-  call, the loop's correction as a user message for an unreadable reply. ``output`` is the last reply.
+  call, the loop's correction as a user message for an unreadable reply. ``output`` is the last reply. A tool
+  message carries the image its tool returned as the sample log keeps it: a PNG thumbnail (at most 256 px a side,
+  ``returned_image``), checked and embedded as a data URI, the one inline image of the export.
 - scores: one per metric of the log (``metrics``) that the line has a value for (``report.judged.line_value``): the
   number on the benchmark's scale (MCQ: 100 / 0; ``answer`` the letter the extractor read, ``explanation`` its rule
   and the gold letter); a judged metric carries the judge's verdict and reply (and its entry as metadata); one the
@@ -48,6 +50,7 @@ from inspect_ai.tool import ToolCall, ToolCallError
 from lmms_agentic.adapters.benchmarks import Benchmark
 from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.report.judged import line_value
+from lmms_agentic.tasks.agentx.tools import returned_image
 from lmms_agentic.viewer import samples
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp")
@@ -204,8 +207,20 @@ def round_messages(rounds: Sequence[Mapping[str, Any]], model: str) -> list[Chat
         status = str(entry.get("status"))
         error = ToolCallError(CALL_ERRORS.get(status, "unknown"), observation) \
             if status in samples.FAILED_CALL else None
-        messages.append(ChatMessageTool(content=observation, tool_call_id=call_id, function=function, error=error))
+        messages.append(ChatMessageTool(content=tool_content(observation, entry), tool_call_id=call_id,
+                                        function=function, error=error))
     return messages
+
+
+def tool_content(observation: str, entry: Mapping[str, Any]) -> str | list[Content]:
+    """The tool message's content: the observation, then the image the tool returned as the sample log kept it (a
+    PNG thumbnail, checked, as a data URI), or a note saying why it is not carried."""
+    if not entry.get("image") or entry.get("returned_image") is None:
+        return observation
+    found = returned_image.read(entry["returned_image"])
+    if isinstance(found, str):
+        return [ContentText(text=observation), ContentText(text=f"[returned image {entry['image']}: {found}]")]
+    return [ContentText(text=observation), ContentImage(image=found.data_uri())]
 
 
 def _text(value: Any) -> str:

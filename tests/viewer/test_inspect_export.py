@@ -19,6 +19,7 @@ from lmms_agentic.adapters.samples import read_record
 from lmms_agentic.cli import main
 from lmms_agentic.report.run_files import open_run
 from lmms_agentic.report.runs import load_run
+from lmms_agentic.tasks.agentx.tools import returned_image
 from lmms_agentic.viewer import overview
 
 from .runs import HOSTILE, ViewerRuns, kept_or_made
@@ -166,17 +167,27 @@ def test_a_hostile_reply_round_trips_as_text(logs: Logs) -> None:
 @needs_inspect
 @pytest.mark.e2e
 def test_tool_rounds_are_tool_calls_and_tool_messages(logs: Logs, runs: ViewerRuns) -> None:
+    from inspect_ai.log import resolve_sample_attachments
+    from inspect_ai.model import ContentImage
+
     log = logs["tools"][0]
     assert log.eval.task == "agentx_tools" and log.plan.steps[0].solver == "executed-tools loop"
     rounds = {str(read_record(line)["id"]): read_record(line)["rounds"]
               for line in _logged_lines(runs.tools, "agentx_tools")}
     gold = next(s for s in log.samples if s.id == "3")
-    assert [m.role for m in gold.messages] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+    assert [m.role for m in gold.messages] == ["user", *["assistant", "tool"] * 3, "assistant"]
     calls = [m.tool_calls[0] for m in gold.messages if m.role == "assistant" and m.tool_calls]
-    assert [(c.function, c.arguments) for c in calls] == [("OCR", {"image": "image_1"}),
-                                                          ("Calculator", {"expression": "8*2+5*6"})]
+    assert [(c.function, c.arguments) for c in calls] == [
+        ("OCR", {"image": "image_1"}), ("Calculator", {"expression": "8*2+5*6"}),
+        ("DrawBoundingBox", {"image": "image_1", "bbox": "(2, 2, 30, 30)", "annotation": None})]
     tools = [m for m in gold.messages if m.role == "tool"]
     assert [m.tool_call_id for m in tools] == [c.id for c in calls] and tools[1].text == "46"
+    images = [part for part in tools[2].content if isinstance(part, ContentImage)]  # the returned image, inline
+    inline = [part for message in resolve_sample_attachments(gold, "full").messages if message.role == "tool"
+              for part in message.content if isinstance(part, ContentImage)]  # (Inspect stores it as an attachment)
+    assert len(images) == 1 and [part.image for part in inline] == [
+        returned_image.read(rounds["3"][2]["returned_image"]).data_uri()]
+    assert "attached as image_2" in tools[2].text and all(isinstance(m.content, str) for m in tools[:2])
     assert all(m.error is None for m in tools) and json.loads(gold.output.completion)["final_answer"]["value"] == "46"
     failing = next(s for s in log.samples if s.id == "4")  # divides by zero until the step limit
     errors = [m for m in failing.messages if m.role == "tool"]
