@@ -102,7 +102,7 @@ def test_returned_images_are_written_from_the_log_or_say_why_not(tmp_path: Path)
         {"image": None, "returned_image": None}]
     rows: list[dict[str, Any]] = [{"image": entry["image"] or ""} for entry in entries]
     media.add_returned_images(writer, entries, rows)
-    assert rows[0]["returned"]["label"] == f"image_2: 640x480, sha256 {logged['sha256'][:12]}"
+    assert rows[0]["returned"]["label"] == f"image_2: 640x480, sha256 {logged['pixels_sha256'][:12]}"
     with Image.open(tmp_path / rows[0]["returned"]["full"]) as written:
         assert written.size == (returned_image.THUMBNAIL_SIDE, 192)
     assert rows[1] == {"image": "image_3", "returned_note": "the logged thumbnail is not base64"}

@@ -37,12 +37,12 @@ def _b64(data: bytes) -> str:
 def test_the_reference_is_a_bounded_thumbnail_with_the_full_size_and_digest() -> None:
     image = Image.linear_gradient("L").convert("RGB").resize((640, 480))
     logged = returned_image.reference(image)
-    assert set(logged) == {"png_b64", "width", "height", "sha256"}
+    assert set(logged) == {"png_b64", "width", "height", "pixels_sha256"}
     assert (logged["width"], logged["height"]) == (640, 480)
-    assert logged["sha256"] == hashlib.sha256(_png(image)).hexdigest()
+    assert logged["pixels_sha256"] == hashlib.sha256(image.tobytes()).hexdigest()
     read = returned_image.read(json.loads(json.dumps(logged)))
     assert isinstance(read, ReturnedImage) and read.thumbnail.size == (THUMBNAIL_SIDE, 192)
-    assert (read.width, read.height, read.sha256) == (640, 480, logged["sha256"])
+    assert (read.width, read.height, read.sha256) == (640, 480, logged["pixels_sha256"])
     assert read.data_uri().startswith("data:image/png;base64,") and "640x480" in read.caption()
 
 
@@ -94,7 +94,7 @@ def test_a_hostile_reference_is_refused_with_why(name: str) -> None:
 
 
 def test_untrusted_sizes_and_digests_are_dropped() -> None:
-    found = returned_image.read({"png_b64": VALID, "width": True, "height": 10**9, "sha256": "</script>"})
+    found = returned_image.read({"png_b64": VALID, "width": True, "height": 10**9, "pixels_sha256": "</script>"})
     assert isinstance(found, ReturnedImage) and (found.width, found.height, found.sha256) == (None, None, None)
     assert returned_image.read({"error": "a 0x5 image is not logged"}) == "not logged: a 0x5 image is not logged"
 
@@ -119,7 +119,7 @@ def test_the_round_logs_the_image_the_tool_returned(docs: dict[str, Any], runtim
     entry = info["state"]["rounds"][0]
     logged = entry["returned_image"]
     assert entry["image"] == "image_2" and (logged["width"], logged["height"]) == visuals[-1].size
-    assert logged["sha256"] == hashlib.sha256(_png(visuals[-1])).hexdigest()
+    assert logged["pixels_sha256"] == hashlib.sha256(visuals[-1].convert("RGB").tobytes()).hexdigest()
     outputs.append(call("Calculator", {"expression": "1+1"}))
     _, _, _, _, info = hooks.doc_to_text(docs["6"], KWARGS, previous_output=outputs, round_idx=2,
                                          previous_round_info=info, runtime=runtime)
