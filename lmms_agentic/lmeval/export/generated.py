@@ -68,7 +68,7 @@ def exported_core(benchmark: Benchmark) -> CoreTask | None:
     """The core as the export reports it: `core_task`, narrowed to the `REPORTED_METRICS` of its `upstream.py`."""
     core = core_task(benchmark.name)
     reported = getattr(hooks_of(benchmark), "REPORTED_METRICS", None)
-    return core if core is None or reported is None else ReportedCore(core, reported)
+    return core if core is None or reported is None else check_core_task(ReportedCore(core, reported))
 
 
 def identifier(name: str) -> str:
