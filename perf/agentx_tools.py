@@ -1,21 +1,23 @@
 """``agentx_tools`` round loop: lmms-eval's sequential `_run_generate_until_agentic` vs the batched loop
-(`tasks/agentx/tools/batched.py`) on the same 64 episodes.
+(`tasks/agentx/tools/batched.py`, in cohorts: `pipelined.py`) on the same 64 episodes, and the batched loop vs
+itself with every tool answered instantly.
 
 64 tasks are built from the Agent-X mini split (each of its 10 tasks repeated with a distinct id and query suffix);
 the model is a loopback OpenAI-compatible server (`judges/testing.py`) that adds ``LATENCY_S`` (100 ms) to every
-request and is driven by a client that keeps at most ``CONCURRENCY`` (16) requests in flight; its replies play the
-task's gold trace as tool calls (local tools real: OCR, Calculator, DrawBoundingBox, OverlayText; replay for the
-rest), then the gold answer.  The OCR model is loaded and the sandbox started before timing; the memo of repeated
-local calls is cleared before each timed run, so each loop pays its own tool calls.
-Figures: the speed-up of the batched loop (target >= 8x), that every response is
-identical between the two loops, and the tool phase (the batched run's wall time outside the model batches: tool
-calls, run concurrently, plus the protocol's own work) as a share of its wall time (target <= 10%).
-
-Timed: each loop on requests built beforehand.  Building them (one `doc_to_text` per document for the first
-context, as lmms-eval's `construct_requests` does before it runs any loop) was once inside the timed region, so its
-0.05-0.15 s counted as "tool phase" though no round had started; it is reported apart.  The detail also gives the
-critical path of the tool calls (per round, the slowest call's own seconds, summed: the tool phase's floor when
-the rounds' calls run concurrently) and the load average, since on a 2-core machine other work moves this figure.
+request and is driven by a client that keeps at most ``CONCURRENCY`` (16) requests in flight (an API client: it
+declares `agentic_tool_overlap` and `num_concurrent`, so the batched loop serves it in two cohorts of whole waves);
+its replies play the task's gold trace as tool calls (local tools real: OCR, Calculator, DrawBoundingBox,
+OverlayText; replay for the rest), then the gold answer. The OCR model is loaded and the sandbox started before
+timing; the memo of repeated local calls is cleared before each timed run, so each run pays its own tool calls.
+Figures: the speed-up of the batched loop over the sequential one (target >= 8x); that every response is identical
+between the two loops; the tool overhead, the batched run's wall time over the same run with instant tools
+(``InstantTools``: the same requests to the same server, each tool call answered at once with the observation the
+sequential run recorded for it; target <= 1.10); the batched run's wall time outside model calls (info). The batched
+and instant runs alternate ``REPEATS`` times (once with ``--quick``; each figure their median), since on a 2-core
+machine other work moves them; the load average is reported. For reference, the same two runs with one cohort
+(`LMMS_AGENTIC_AGENTIC_COHORTS=1`: every unfinished episode in each call, the tools between calls, the loop
+in-process backends get): with instant tools, the fastest this server allows one call at a time. Requests are built
+before each timed run (lmms-eval's `construct_requests` does so before any loop runs).
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ import functools
 import json
 import os
 import re
+import statistics
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 from perf.common import Figure, at_least, at_most, info, restored_environment
@@ -38,7 +43,10 @@ LATENCY_S = 0.1
 CONCURRENCY = 16
 N_TASKS = 64
 TASK = "agentx_tools_bench"
-CLEARED = ("LMMS_AGENTIC_AGENTX_TOOLS", "LMMS_AGENTIC_AGENTX_TOOL_SERVER", "LMMS_AGENTIC_AGENTIC_WORKERS")
+REPEATS = 3
+ENV_COHORTS = "LMMS_AGENTIC_AGENTIC_COHORTS"
+CLEARED = ("LMMS_AGENTIC_AGENTX_TOOLS", "LMMS_AGENTIC_AGENTX_TOOL_SERVER", "LMMS_AGENTIC_AGENTIC_WORKERS",
+           ENV_COHORTS)
 CLEARED_PREFIXES = ("LMMS_AGENTIC_DATA_", "LMMS_AGENTIC_SCHEMA_")
 
 
@@ -80,11 +88,14 @@ class LoopbackModel:
     """A simple lmms-eval model: each request's text goes to the loopback server; 16 in flight at most."""
 
     is_simple = True
+    agentic_tool_overlap = True  # its calls wait on a server: tool steps may run meanwhile
 
     def __init__(self, base_url: str, docs: list[dict[str, Any]]) -> None:
         self.url = base_url + "/chat/completions"
+        self.num_concurrent = CONCURRENCY  # as lmms-eval's OpenAI client names it
         self.task_dict = {TASK: {"test": docs}}
         self.requests = 0
+        self.calls = 0
         self.model_s = 0.0
         self._pool = concurrent.futures.ThreadPoolExecutor(CONCURRENCY)
 
@@ -96,19 +107,57 @@ class LoopbackModel:
 
     def generate_until(self, requests: list[Any]) -> list[str]:
         self.requests += len(requests)
+        self.calls += 1
         started = time.perf_counter()
         replies = list(self._pool.map(lambda r: self._one(r.args[0]), requests))
         self.model_s += time.perf_counter() - started
         return replies
 
 
-def _requests(docs: list[dict[str, Any]]) -> list[Any]:
+class RecordedTools:
+    """A tool runtime that passes each call to `runtime` and keeps its observation by (document, n-th call)."""
+
+    def __init__(self, runtime: Any) -> None:
+        self.runtime = runtime
+        self.seen: dict[tuple[str, int], tuple[str, Any]] = {}
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def execute(self, doc: Any, call: Any, visuals: Any, used_gold_steps: Any = (), n_inputs: Any = None) -> Any:
+        observed = self.runtime.execute(doc, call, visuals, used_gold_steps, n_inputs=n_inputs)
+        with self._lock:  # one document's calls come one after another
+            count = self.counts.get(str(doc["id"]), 0)
+            self.counts[str(doc["id"])] = count + 1
+            self.seen[(str(doc["id"]), count)] = (call.tool, observed)
+        return observed
+
+
+class InstantTools:
+    """A tool runtime that answers each call at once with the observation `recorded` holds for it (0 s)."""
+
+    def __init__(self, recorded: RecordedTools) -> None:
+        self.recorded = recorded.seen
+        self.counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def execute(self, doc: Any, call: Any, visuals: Any, used_gold_steps: Any = (), n_inputs: Any = None) -> Any:
+        with self._lock:
+            count = self.counts.get(str(doc["id"]), 0)
+            self.counts[str(doc["id"])] = count + 1
+        tool, observed = self.recorded[(str(doc["id"]), count)]
+        if tool != call.tool:
+            raise RuntimeError(f"{doc['id']}: call {count} is {call.tool}, the recorded run called {tool}")
+        return replace(observed, seconds=0.0)
+
+
+def _requests(docs: list[dict[str, Any]], runtime: Any = None) -> list[Any]:
     from lmms_eval.api.instance import Instance
 
     from lmms_agentic.tasks.agentx.tools import hooks
 
     kwargs = {"max_steps": 8, "video_mode": "frames", "n_frames": 8}
-    to_text = functools.partial(hooks.doc_to_text, lmms_eval_specific_kwargs=kwargs)
+    to_text = functools.partial(hooks.doc_to_text, lmms_eval_specific_kwargs=kwargs,
+                                **({"runtime": runtime} if runtime is not None else {}))
     to_visual = functools.partial(hooks.doc_to_visual, lmms_eval_specific_kwargs=kwargs)
     out = []
     for index, doc in enumerate(docs):
@@ -149,8 +198,9 @@ def _critical_tool_seconds(responses: list[str]) -> float:
     return sum(slowest.values())
 
 
-def measure() -> dict[str, Any]:
-    """Both loops on the same 64 episodes (call inside `bench_environment`)."""
+def measure(repeats: int = REPEATS) -> dict[str, Any]:
+    """The sequential loop once (recording every tool observation), then the batched loop with real tools and with
+    instant tools, alternating `repeats` times, on the same 64 episodes (call inside `bench_environment`)."""
     from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
     from lmms_agentic.tasks.agentx.tools.batched import lmms_eval_loop, run_generate_until_agentic
     from lmms_agentic.tasks.agentx.tools.runtime import default_runtime, reset_default_runtime
@@ -167,48 +217,71 @@ def measure() -> dict[str, Any]:
         replies = script[query]
         return ScriptedReply(replies[min(turn, len(replies) - 1)])
 
+    def timed(server: ScriptedJudgeServer, runtime: Any, loop: Any) -> tuple[float, list[str], LoopbackModel]:
+        default_runtime().clear_memo()  # each timed run pays its own tool calls
+        model = LoopbackModel(server.base_url, docs)
+        requests = _requests(docs, runtime)
+        started = time.perf_counter()
+        responses = loop(model, requests)
+        return time.perf_counter() - started, responses, model
+
     with ScriptedJudgeServer(reply, latency=LATENCY_S) as server:
         warm = LoopbackModel(server.base_url, docs[:10])
-        run_generate_until_agentic(warm, _requests(docs[:10]))  # loads OCR and the sandbox once, for both runs
-        runtime = default_runtime()
-        runtime.clear_memo()  # each timed run pays its own tool calls
-        model = LoopbackModel(server.base_url, docs)
-        requests = _requests(docs)
-        started = time.perf_counter()
-        sequential = _run_generate_until_agentic(model, requests)
-        sequential_s = time.perf_counter() - started
-        runtime.clear_memo()
-        model = LoopbackModel(server.base_url, docs)
-        started = time.perf_counter()
-        requests = _requests(docs)
-        build_s = time.perf_counter() - started
-        started = time.perf_counter()
-        batched = run_generate_until_agentic(model, requests)
-        batched_s = time.perf_counter() - started
+        run_generate_until_agentic(warm, _requests(docs[:10]))  # loads OCR and the sandbox once, for every run
+        recorder = RecordedTools(default_runtime())
+        sequential_s, sequential, _ = timed(server, recorder, _run_generate_until_agentic)
+        batched_runs, instant_runs, one_cohort, one_cohort_instant = [], [], [], []
+        for _ in range(repeats):
+            batched_runs.append(timed(server, None, run_generate_until_agentic))
+            instant_runs.append(timed(server, InstantTools(recorder), run_generate_until_agentic))
+            with restored_environment():
+                os.environ[ENV_COHORTS] = "1"
+                one_cohort.append(timed(server, None, run_generate_until_agentic)[0])
+                one_cohort_instant.append(timed(server, InstantTools(recorder), run_generate_until_agentic)[0])
         peak = server.max_in_flight
+    batched_s = statistics.median(seconds for seconds, _, _ in batched_runs)
+    _, batched, model = min(batched_runs, key=lambda run: abs(run[0] - batched_s))
+    expected = _untimed(sequential)
     return {"sequential_s": sequential_s, "batched_s": batched_s,
-            "identical": _untimed(sequential) == _untimed(batched),
+            "batched_all_s": [seconds for seconds, _, _ in batched_runs],
+            "instant_s": statistics.median(seconds for seconds, _, _ in instant_runs),
+            "instant_all_s": [seconds for seconds, _, _ in instant_runs],
+            "identical": all(_untimed(responses) == expected for _, responses, _ in batched_runs),
+            "one_cohort_s": statistics.median(one_cohort),
+            "one_cohort_instant_s": statistics.median(one_cohort_instant),
+            "instant_identical": all(_untimed(responses) == expected for _, responses, _ in instant_runs),
             "tool_s": _tool_seconds(batched), "critical_tool_s": _critical_tool_seconds(batched),
-            "requests": model.requests, "peak_in_flight": peak, "build_s": build_s,
+            "requests": model.requests, "calls": model.calls, "peak_in_flight": peak,
             "outside_model_s": batched_s - model.model_s, "load": os.getloadavg()[0]}
 
 
 def run(quick: bool = False) -> list[Figure]:
     with bench_environment():
-        found = measure()
+        found = measure(1 if quick else REPEATS)
     speedup = found["sequential_s"] / found["batched_s"]
+    overhead = found["batched_s"] / found["instant_s"]
     share = 100.0 * found["outside_model_s"] / found["batched_s"]
-    detail = (f"{N_TASKS} tasks, {found['requests']} model requests, {LATENCY_S * 1000:.0f} ms each, "
-              f"{CONCURRENCY} in flight (peak {found['peak_in_flight']}): sequential {found['sequential_s']:.1f} s, "
-              f"batched {found['batched_s']:.2f} s")
+    runs = ", ".join(f"{s:.2f}" for s in found["batched_all_s"])
+    instant_runs = ", ".join(f"{s:.2f}" for s in found["instant_all_s"])
+    detail = (f"{N_TASKS} tasks, {found['requests']} model requests in {found['calls']} calls, {LATENCY_S * 1000:.0f} "
+              f"ms each, {CONCURRENCY} in flight (peak {found['peak_in_flight']}): sequential "
+              f"{found['sequential_s']:.1f} s, batched {found['batched_s']:.2f} s (median of {runs} s)")
     return [at_least(SECTION, "batched round loop vs lmms-eval's sequential loop", speedup, 8.0, "x", detail),
             info(SECTION, "responses identical to the sequential loop", 1.0 if found["identical"] else 0.0, "bool",
-                 "every per-sample response compared"),
-            at_most(SECTION, "tool phase (wall outside model batches) / batched wall", share, 10.0, "%",
-                    f"{found['outside_model_s']:.2f} s outside model batches; the calls' own seconds sum to "
-                    f"{found['tool_s']:.2f} s (concurrent), {found['critical_tool_s']:.2f} s on the critical path "
-                    f"(slowest call per round); requests built in {found['build_s']:.2f} s (untimed); "
-                    f"load average {found['load']:.1f}")]
+                 f"every per-sample response of each batched run compared; the instant-tools runs' too: "
+                 f"{'identical' if found['instant_identical'] else 'DIFFERENT'}"),
+            at_most(SECTION, "batched wall / same run with instant tools", overhead, 1.10, "x",
+                    f"instant tools {found['instant_s']:.2f} s (median of {instant_runs} s; same requests, same "
+                    f"server, each call answered with the sequential run's observation); load average "
+                    f"{found['load']:.1f}"),
+            info(SECTION, "batched wall outside model calls / batched wall", share, "%",
+                 f"{found['outside_model_s']:.2f} s outside model calls (the tools run during the other cohort's "
+                 f"call); the calls' own seconds sum to {found['tool_s']:.2f} s, {found['critical_tool_s']:.2f} s "
+                 f"on the critical path (slowest call per round)"),
+            info(SECTION, "batched wall / one cohort with instant tools", found["batched_s"] / found[
+                "one_cohort_instant_s"], "x",
+                 f"one cohort ({ENV_COHORTS}=1: every unfinished episode in each call, tools between calls): "
+                 f"{found['one_cohort_s']:.2f} s, with instant tools {found['one_cohort_instant_s']:.2f} s (medians)")]
 
 
 if __name__ == "__main__":

@@ -221,7 +221,7 @@ def _run_batched(lm: Any, requests: list[Any], agentic_trace_mode: str, response
         _advance(lm, episode, episode.rounds, agentic_trace_mode)
         episode.rounds += 1
 
-    pipelined.run_rounds(episodes, call_model, step, pool, n_cohorts)
+    pipelined.run_rounds(episodes, call_model, step, pool, n_cohorts, pipelined.quantum(lm))
     return [_finish(e, agentic_trace_mode) for e in episodes]
 
 

@@ -5,7 +5,10 @@ Cohorts: with `n` cohorts the unfinished episodes are served in turn, about `1/n
 tool steps (`doc_to_text` on the round pool) run while another cohort's model batch is in flight.  Before call `t`
 the loop waits for the tool steps of the episodes that call `t - n` (or earlier) sent, and takes only those (so the
 batches do not depend on thread timing); it then sends the waiting episodes, at most `ceil(unfinished / n)`, fewest
-rounds first, then in the requests' order (so the cohorts even out as episodes end).  One
+rounds first, then in the requests' order (so the cohorts even out as episodes end).  A backend that says how many
+requests it serves at once (`num_concurrent`, `q`) gets whole waves: the size is rounded up to a multiple of `q`,
+and while other episodes are in their tool steps a part-filled last wave is held back to go with the next call (a
+wave of 4 takes as long as one of 16; 20 and 20 ready in turn go as 16 then 24, three waves instead of four).  One
 cohort (`n = 1`) is the round-synchronous loop: every unfinished episode in each call, the model never called while
 tools run.  Either way the model is called from the caller's thread, one `generate_until` at a time.
 
@@ -71,11 +74,19 @@ def cohorts(lm: Any, environ: Any = None) -> int:
     return 2 if modules & API_BACKENDS else 1
 
 
+def quantum(lm: Any) -> int:
+    """How many requests the backend serves at once, where it says (`num_concurrent`, as lmms-eval's OpenAI client
+    names it); 1 where it does not."""
+    given = getattr(lm, "num_concurrent", None)
+    return given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else 1
+
+
 def run_rounds(episodes: Sequence[E], call_model: Callable[[list[E]], None], step: Callable[[E], None],
-               pool: concurrent.futures.Executor, n_cohorts: int) -> None:
+               pool: concurrent.futures.Executor, n_cohorts: int, per_wave: int = 1) -> None:
     """Play every episode to its end: `call_model(batch)` (this thread, one call at a time) gives each episode in
     `batch` its reply; `step(episode)` (on `pool`) runs its tool step, after which `episode.rounds` is one more and
-    `episode.active` says whether it goes on.  Returns when no episode is active; a failing step is raised here."""
+    `episode.active` says whether it goes on; batches are whole waves of `per_wave` requests where they can be.
+    Returns when no episode is active; a failing step is raised here."""
     order = {id(episode): index for index, episode in enumerate(episodes)}
     ready = [episode for episode in episodes if episode.active]
     stepping: dict[concurrent.futures.Future[None], tuple[int, E]] = {}  # a running step: its call, its episode
@@ -99,7 +110,9 @@ def run_rounds(episodes: Sequence[E], call_model: Callable[[list[E]], None], ste
             continue
         unfinished = len(ready) + len(stepping)
         ready.sort(key=lambda episode: (episode.rounds, order[id(episode)]))
-        size = math.ceil(unfinished / n_cohorts)
+        size = per_wave * math.ceil(math.ceil(unfinished / n_cohorts) / per_wave)
+        if per_wave > 1 and stepping and per_wave < min(size, len(ready)):
+            size = min(size, len(ready)) // per_wave * per_wave  # a part-filled wave goes with the next call
         batch, ready[:] = ready[:size], ready[size:]
         calls += 1
         call_model(batch)

@@ -31,7 +31,7 @@ def docs() -> list[dict[str, Any]]:
         patch.setenv("LMMS_AGENTIC_DATA", "mini")
         from lmms_agentic.tasks.agentx import hooks as agentx_hooks
 
-        return [dict(row) for row in agentx_hooks.all_docs()][:6]
+        return [dict(row) for row in agentx_hooks.all_docs()][:8]
 
 
 class ScriptedModel:
@@ -120,7 +120,7 @@ def test_episodes_of_different_lengths_give_the_sequential_results(docs: list[di
     """Episodes ending at different rounds (one at the step limit): every episode gets each of its replies once,
     the cohorts shrink as episodes end, and each response is the sequential loop's (full trace)."""
     monkeypatch.setenv(pipelined.ENV_COHORTS, n_cohorts)
-    stops = [0, 1, 2, 5, 9, 3]  # 9 > the limit: stopped at 8 rounds
+    docs, stops = docs[:6], [0, 1, 2, 5, 9, 3]  # 9 > the limit: stopped at 8 rounds
     model = ScriptedModel(docs, stops)
     responses = batched.run_generate_until_agentic(model, _requests(docs, Tools()), agentic_trace_mode="full")
     assert model.problems == []
@@ -168,3 +168,26 @@ def test_the_scripted_model_declares_itself_api_like() -> None:
     from lmms_agentic.harness.offline_model import ScriptedChoice
 
     assert ScriptedChoice.__module__ in pipelined.API_BACKENDS
+
+
+def test_a_backend_serving_two_at_once_gets_whole_waves(docs: list[dict[str, Any]],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With `num_concurrent = 2` every call is a whole number of pairs: when an episode ends early, the odd one
+    out of a cohort waits for the next call instead of taking a wave alone."""
+    monkeypatch.delenv(pipelined.ENV_COHORTS, raising=False)
+    eight = docs[:8]
+    stops = [0] + [2] * 7
+    model = ScriptedModel(eight, stops)
+    model.num_concurrent = 2  # type: ignore[attr-defined]  # as lmms-eval's OpenAI client declares it
+    responses = batched.run_generate_until_agentic(model, _requests(eight, Tools()), agentic_trace_mode="full")
+    assert model.problems == []
+    assert model.calls == [[0, 1, 2, 3], [4, 5, 6, 7], [1, 2], [3, 4, 5, 6], [7, 1], [2, 3, 4, 5], [6, 7]]
+    assert responses == _sequential(eight, stops)
+
+
+@pytest.mark.parametrize(("declared", "expected"), [(16, 16), (1, 1), (0, 1), (True, 1), ("16", 1), (None, 1)])
+def test_the_wave_size_is_the_backends_declared_concurrency(declared: object, expected: int) -> None:
+    class Backend:
+        num_concurrent = declared
+
+    assert pipelined.quantum(Backend()) == expected
