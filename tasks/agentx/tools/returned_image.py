@@ -130,6 +130,8 @@ def read(value: object) -> ReturnedImage | str:
         with Image.open(io.BytesIO(data), formats=["PNG"]) as opened:
             if max(opened.size) > THUMBNAIL_SIDE or min(opened.size) < 1:
                 return f"the logged thumbnail is {opened.width}x{opened.height} (at most {THUMBNAIL_SIDE} a side)"
+            opened.verify()  # every chunk whole, whatever ImageFile.LOAD_TRUNCATED_IMAGES says (lmms-eval sets it)
+        with Image.open(io.BytesIO(data), formats=["PNG"]) as opened:
             opened.load()
             thumbnail = opened.copy()
     except Exception as err:  # a damaged or hostile PNG: not shown, with why

@@ -15,7 +15,7 @@ import zlib
 from typing import Any
 
 import pytest
-from PIL import Image
+from PIL import Image, ImageFile
 
 from lmms_agentic.tasks.agentx.tools import hooks, returned_image
 from lmms_agentic.tasks.agentx.tools.returned_image import MAX_THUMBNAIL_BYTES, THUMBNAIL_SIDE, ReturnedImage
@@ -87,8 +87,10 @@ HOSTILE = {
 }
 
 
+@pytest.mark.parametrize("lenient", [False, True])
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_a_hostile_reference_is_refused_with_why(name: str) -> None:
+def test_a_hostile_reference_is_refused_with_why(name: str, lenient: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", lenient)  # lmms-eval's task module sets it to True
     found = returned_image.read(HOSTILE[name])
     assert isinstance(found, str) and found, name
 
