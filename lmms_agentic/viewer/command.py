@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 HELP = "write a static site of every sample of one or more runs (open OUT/index.html from disk)"
@@ -36,8 +36,11 @@ def _print(message: str) -> None:
     print(f"  {message}", flush=True)
 
 
-def write_demo_viewer(folders: Sequence[Path], output: Path) -> Path:
-    """The viewer of the demo's runs (``make demo``), quietly; returns its index.html."""
+def write_demo_viewer(folders: Sequence[Path], output: Path, labels: Mapping[Path, str] | None = None) -> Path:
+    """The viewer of the demo's runs (``make demo``; those of ``folders`` that exist, labelled by ``labels`` where
+    it names them, else as the reports label them), quietly; returns its index.html."""
     from lmms_agentic.viewer.site import write_site
 
-    return write_site([f for f in folders if Path(f).exists()], output, progress=lambda message: None)
+    present = [Path(f) for f in folders if Path(f).exists()]
+    names = [(labels or {}).get(folder, "") for folder in present]  # "": the report's label
+    return write_site(present, output, names=names, progress=lambda message: None)

@@ -101,6 +101,25 @@ def outcome(line: Mapping[str, Any], benchmark: Benchmark | None) -> Outcome:
     return Outcome("unscored", None, own, "the line counts for none of the benchmark's metrics")
 
 
+def failed_metrics(line: Mapping[str, Any], benchmark: Benchmark | None) -> dict[str, float | None]:
+    """{metric: score, None when unscored} of the metrics (the benchmark's headline and profile, and the record
+    metric) that the line counts and did not get full marks on (the list's "failed metric" filter, which the
+    overview's values link to). A permutation row without a score fails its record metric with 0 when wrong."""
+    record = read_record(line) or {}
+    own = record_metric(line) or ""
+    candidates = [benchmark.headline_metric, *benchmark.profile] if benchmark is not None else []
+    top = _top(benchmark)
+    found: dict[str, float | None] = {}
+    for metric in dict.fromkeys([*candidates, own]):
+        counts, score, _ = line_value(line, metric)
+        if counts and (score is None or score < top):
+            found[metric] = score
+    if own and own not in found and record.get("correct") is False and "group_id" in record \
+            and not line_value(line, own)[0]:
+        found[own] = 0.0
+    return found
+
+
 def mcq_reason(record: Mapping[str, Any]) -> str:
     """Why a multiple-choice row has no answer ("" when it has one)."""
     if record.get("request_failed"):
@@ -163,6 +182,7 @@ def summary(line: Mapping[str, Any], task: str, benchmark: Benchmark | None) -> 
             "domain": str(record.get("domain") or record.get("query_type") or ""), "status": result.status,
             "why": result.why, "errors": error_modes(record), "loop": looped(record),
             "tool_error": tool_error(record), "flipped": False, "pred": _short(record.get("pred")),
+            "fails": failed_metrics(line, benchmark),
             "score": result.score, "text": search}
 
 

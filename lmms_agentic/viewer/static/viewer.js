@@ -55,22 +55,29 @@
 
   function statusCell(status) { return el("td", { class: "status-" + status }, status); }
 
-  function sampleLink(key, text) { return el("a", { href: "#sample/" + encodeURIComponent(key) }, text); }
+  function sampleLink(key, text, metric) {  // metric: the sample page opens on that metric's verdict
+    const query = metric ? "?" + new URLSearchParams({ metric: metric }).toString() : "";
+    return el("a", { href: "#sample/" + encodeURIComponent(key) + query }, text);
+  }
 
   function runLabel(index) { return SITE.runs[index] ? SITE.runs[index].label : "run " + index; }
 
   function renderOverview() {
     const rows = SITE.overview.map(function (r) {
       const query = new URLSearchParams({ run: String(r.run), task: r.task });
+      const failed = new URLSearchParams({ run: String(r.run), task: r.task, fail: r.metric });
+      const value = r.samples ? el("a", { href: "#samples?" + failed.toString(), title: "the samples that did not get full marks on " +
+        r.metric + " (wrong, partial or unscored)" }, r.value) : r.value;
       return el("tr", { "data-model": r.model, "data-task": r.task },
         el("td", {}, r.model), el("td", {}, r.task), el("td", {}, r.metric),
-        el("td", { class: "num value" }, r.value), el("td", { class: "num", title: r.method }, r.interval),
+        el("td", { class: "num value" }, value), el("td", { class: "num", title: r.method }, r.interval),
         el("td", { class: "num" }, String(r.n)), el("td", {}, r.coverage),
         el("td", {}, r.samples ? el("a", { href: "#samples?" + query.toString() }, r.samples + " samples") : "no samples logged"));
     });
     const parts = [el("h1", {}, "Overview"),
       table(["model", "task", "headline metric", "value", "interval", "n", "judged coverage", "samples"], rows, { id: "overview" }),
-      el("p", {}, "Intervals: 95%; hover an interval for its method (Wilson, bootstrap over questions, or ±1.96 SE).")];
+      el("p", {}, "Click a value for the samples that did not get full marks on its metric. " +
+        "Intervals: 95%; hover an interval for its method (Wilson, bootstrap over questions, or ±1.96 SE).")];
     if (SITE.pairs.length) {
       parts.push(el("h2", {}, "Two runs side by side"));
       parts.push(el("ul", {}, ...SITE.pairs.map(function (p) {
@@ -86,7 +93,7 @@
     main.replaceChildren(...parts);
   }
 
-  const FILTERS = ["run", "task", "domain", "status", "why", "error", "flipped", "loop", "tool_error", "q"];
+  const FILTERS = ["run", "task", "domain", "status", "why", "fail", "error", "flipped", "loop", "tool_error", "q"];
 
   function matches(row, f, groupLeaves) {
     if (f.run && String(row.run) !== f.run) return false;
@@ -94,6 +101,7 @@
     if (f.domain && row.domain !== f.domain) return false;
     if (f.status && row.status !== f.status) return false;
     if (f.why && row.why !== f.why) return false;
+    if (f.fail && !(row.fails && Object.prototype.hasOwnProperty.call(row.fails, f.fail))) return false;
     if (f.error && row.errors.indexOf(f.error) < 0) return false;
     for (const flag of ["flipped", "loop", "tool_error"]) {
       if (f[flag] && String(row[flag]) !== f[flag]) return false;
@@ -138,6 +146,7 @@
         select("domain", "domain", distinct(rows, function (r) { return r.domain; }), f.domain),
         select("status", "correct / wrong / unscored", distinct(rows, function (r) { return r.status; }), f.status),
         select("why", "why", distinct(rows, function (r) { return r.why; }), f.why),
+        select("fail", "failed metric (below full marks or unscored)", distinct(rows, function (r) { return Object.keys(r.fails || {}); }), f.fail),
         select("error", "error mode", distinct(rows, function (r) { return r.errors; }), f.error),
         select("flipped", "flipped under permutation", yesNo, f.flipped),
         select("loop", "loop", yesNo, f.loop), select("tool_error", "tool error", yesNo, f.tool_error),
@@ -146,6 +155,7 @@
       function refresh() {
         const leaves = f.task ? (groups.get((f.run || "") + "/" + f.task) || mergedLeaves(f.task)) : null;
         const shown = rows.filter(function (r) { return matches(r, f, leaves); });
+        if (f.fail) shown.sort(function (a, b) { return failScore(a) - failScore(b); });  // lowest first, unscored last
         const pages = Math.max(1, Math.ceil(shown.length / PAGE_SIZE));
         page = Math.min(Math.max(page, 0), pages - 1);
         const slice = shown.slice(page * PAGE_SIZE, (page + 1) * PAGE_SIZE);
@@ -155,8 +165,9 @@
           if (r.loop) flags.appendChild(el("span", { class: "flag" }, "loop"));
           if (r.tool_error) flags.appendChild(el("span", { class: "flag" }, "tool error"));
           return el("tr", { "data-key": r.key }, el("td", {}, runLabel(r.run)), el("td", {}, r.task),
-            el("td", {}, sampleLink(r.key, r.id)), el("td", {}, r.domain), statusCell(r.status), el("td", {}, r.why),
-            el("td", {}, r.pred), el("td", {}, r.errors.join(", ")), flags);
+            el("td", {}, sampleLink(r.key, r.id, f.fail)), el("td", {}, r.domain), statusCell(r.status), el("td", {}, r.why),
+            el("td", {}, r.pred), el("td", {}, r.errors.join(", ")), flags,
+            f.fail ? el("td", { class: "num" }, r.fails[f.fail] === null ? "unscored" : String(r.fails[f.fail])) : null);
         });
         const prev = el("button", {}, "← previous");
         const next = el("button", {}, "next →");
@@ -168,7 +179,12 @@
         results.replaceChildren(
           el("div", { class: "pager" }, prev, el("span", { id: "count" }, "showing " + from + "–" +
             (page * PAGE_SIZE + slice.length) + " of " + shown.length + " (of " + rows.length + " samples)"), next),
-          table(["run", "task", "id", "domain", "status", "why", "answer read", "error modes", "flags"], body, { id: "samples" }));
+          table(["run", "task", "id", "domain", "status", "why", "answer read", "error modes", "flags"].concat(
+            f.fail ? [f.fail] : []), body, { id: "samples" }));
+      }
+      function failScore(row) {
+        const score = row.fails[f.fail];
+        return score === null || score === undefined ? Infinity : score;
       }
       function mergedLeaves(task) {
         const merged = new Set();
@@ -224,7 +240,23 @@
 
   function section(title, ...content) { return [el("h2", {}, title), ...content.filter(function (c) { return c !== null; })]; }
 
-  function renderSample(key) {
+  function focusBox(page, metric) {  // the verdict (or value) of the metric the list was filtered on, first
+    const verdict = page.verdicts.find(function (v) { return v.metric === metric; });
+    const value = page.metrics.find(function (m) { return m[0] === metric; });
+    if (!verdict && !value) return null;
+    const jump = el("button", { id: "jump" }, verdict ? "↓ show it in the judge's verdicts" : "↓ show every metric");
+    jump.addEventListener("click", function () {
+      const target = document.getElementById(verdict ? "verdict-focus" : "metrics");
+      if (target) target.scrollIntoView({ block: "center" });
+    });
+    const lines = verdict ? [el("b", {}, metric + ": judge score " + verdict.score + " (" + verdict.verdict + ")"),
+      el("div", {}, "reason (the judge's reply): "), el("pre", { class: "reason" }, verdict.reason), "judge: " + verdict.judge]
+      : [el("b", {}, metric + ": " + value[1])];
+    return el("div", { class: "focus", id: "focus", "data-metric": metric }, ...lines, " ", jump);
+  }
+
+  function renderSample(key, params) {
+    const metric = params ? params.get("metric") || "" : "";
     const match = /^([0-9]+)-([0-9]+)$/.exec(key);
     if (!match) return showError(new Error("no sample " + key));
     const serial = SITE.offsets[parseInt(match[1], 10)] + parseInt(match[2], 10);
@@ -236,6 +268,7 @@
         el("p", {}, el("a", { href: "#samples" }, "← sample list"), " · run: " + page.run),
         kv([["status", page.status + (page.why ? " (" + page.why + ")" : "")], ["score", page.score + " (" + page.decided_by + ")"],
           ["gold", page.gold], ["doc_id", page.doc_id], ...page.fields])];
+      if (metric) parts.splice(2, 0, focusBox(page, metric));
       parts.push(...section("Media", page.note ? el("p", { class: "note" }, page.note) : null,
         page.media.length ? mediaStrip(page.media) : (page.note ? null : el("p", {}, "This sample has no media."))));
       parts.push(...section("Prompt as the model got it", ...renderPrompt(page)));
@@ -248,15 +281,16 @@
         page.steps.map(function (s) { return el("tr", {}, el("td", {}, s.step), el("td", {}, s.task), el("td", {}, s.tool),
           el("td", {}, s.input), el("td", {}, s.output), el("td", {}, s.thought)); }))), el("p", {}, "Final answer: " + page.final_answer));
       if (page.verdicts.length) parts.push(...section("Judge verdicts per metric", table(["metric", "score", "verdict", "dimensions", "reason (judge reply)", "judge"],
-        page.verdicts.map(function (v) { return el("tr", {}, el("td", {}, v.metric), el("td", { class: "num" }, v.score), el("td", {}, v.verdict),
+        page.verdicts.map(function (v) { return el("tr", v.metric === metric ? { id: "verdict-focus", class: "focus" } : {},
+          el("td", {}, v.metric), el("td", { class: "num" }, v.score), el("td", {}, v.verdict),
           el("td", {}, v.dimensions), el("td", {}, v.reason), el("td", {}, v.judge)); }), { id: "verdicts" })));
       if (page.rounds.length) parts.push(...section("Executed tool rounds", table(["round", "reply", "parsed call", "backend", "status", "observation", "returned image"],
         page.rounds.map(function (r) { return el("tr", {}, el("td", {}, r.round), el("td", {}, el("pre", {}, r.reply)), el("td", {}, r.call || r.kind),
           el("td", {}, r.backend), el("td", {}, r.status), el("td", {}, el("pre", {}, r.observation)),
           el("td", {}, returnedImage(r))); }), { id: "rounds" })));
-      parts.push(...section("Every metric of this sample", kv(page.metrics)));
+      parts.push(...section("Every metric of this sample", el("div", { id: "metrics" }, kv(page.metrics))));
       parts.push(el("details", {}, el("summary", {}, "The whole record"), el("pre", {}, JSON.stringify(page.record, null, 1))));
-      main.replaceChildren(...parts);
+      main.replaceChildren(...parts.filter(function (p) { return p !== null; }));
     }).catch(showError);
   }
 
@@ -297,7 +331,7 @@
     const params = new URLSearchParams(cut < 0 ? "" : raw.slice(cut + 1));
     let match;
     if (path === "samples") renderList(params);
-    else if ((match = /^sample\/(.+)$/.exec(path))) renderSample(match[1]);
+    else if ((match = /^sample\/(.+)$/.exec(path))) renderSample(match[1], params);
     else if ((match = /^compare\/([0-9]+)\/([0-9]+)$/.exec(path))) renderCompare(parseInt(match[1], 10), parseInt(match[2], 10));
     else renderOverview();
     window.scrollTo(0, 0);
