@@ -98,11 +98,13 @@ def test_the_agentx_tools_section_sets_the_data_it_measures_on(monkeypatch: pyte
     assert os.environ["LMMS_AGENTIC_AGENTX_TOOLS"] == "*=remote"
     measured: dict[str, str] = {}
 
-    def measure() -> dict[str, Any]:
+    def measure(repeats: int = agentx_tools.REPEATS) -> dict[str, Any]:
         measured.update(os.environ)
-        return {"sequential_s": 10.0, "batched_s": 1.0, "identical": True, "tool_s": 0.1, "critical_tool_s": 0.1,
-                "requests": 1, "peak_in_flight": 1, "build_s": 0.1, "outside_model_s": 0.1, "load": 0.0}
+        return {"sequential_s": 10.0, "batched_s": 1.0, "batched_all_s": [1.0], "instant_s": 0.8,
+                "instant_all_s": [0.8], "one_cohort_s": 1.2, "one_cohort_instant_s": 0.5, "identical": True,
+                "instant_identical": True, "tool_s": 0.1, "critical_tool_s": 0.1, "requests": 1, "calls": 1,
+                "peak_in_flight": 1, "outside_model_s": 0.1, "load": 0.0}
 
     monkeypatch.setattr(agentx_tools, "measure", measure)
-    assert [figure.value for figure in agentx_tools.run()] == [10.0, 1.0, 10.0]
+    assert [figure.value for figure in agentx_tools.run()] == [10.0, 1.0, 1.25, 10.0, 2.0]
     assert measured["LMMS_AGENTIC_DATA"] == "mini" and "LMMS_AGENTIC_DATA_AGENTX" not in measured
