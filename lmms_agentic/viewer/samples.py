@@ -1,6 +1,6 @@
-"""What the viewer shows of one logged sample line: its list row (status, why, error modes, flags, search text) and
-its page (prompt, reply, what the extractor read and by which rule, gold, every metric's value, the judge's
-verdicts, Agent-X steps, executed-tool rounds).
+"""What the viewer shows of one logged sample line: its list row (status, why, the metrics it failed, error modes,
+flags, search text) and its page (prompt, reply, what the extractor read and by which rule, gold, every metric's
+value, the judge's verdicts, Agent-X steps, executed-tool rounds).
 
 Pure functions over one line of a harness's sample file (either harness; the record is the value carrying
 ``benchmark`` and ``id``, ``adapters.samples.read_record``) and the benchmark's declaration (``benchmark.json``:

@@ -135,3 +135,15 @@ def test_two_runs_disagree_where_status_or_answer_differ() -> None:
     assert [d["id"] for d in found] == ["2", "3"]
     assert found[0]["a"] == {"key": "0-1", "status": "wrong", "pred": "B"} and found[0]["b"]["key"] == "1-1"
     assert build.shared_items(a, b) == 3
+
+
+def test_failed_metrics_are_those_below_full_marks_or_unscored() -> None:
+    """The list's "failed metric" filter (the overview's value links to it): the score of every metric the line
+    counts and did not get full marks on, None when unscored; a metric at full marks is left out."""
+    line = judged_line({"ground_s": 1.0, "goal_acc": 0.5, "tool_p": None, "fact_acc": 0.0})
+    assert samples.failed_metrics(line, AGENTX) == {"goal_acc": 0.5, "tool_p": None, "fact_acc": 0.0}
+    assert samples.summary(line, "agentx_text_answer", AGENTX)["fails"] == samples.failed_metrics(line, AGENTX)
+    assert samples.failed_metrics(mcq_line("A"), AGENTVQA)["accuracy"] == 0.0
+    assert "accuracy" not in samples.failed_metrics(mcq_line("B"), AGENTVQA)
+    wrong_order = mcq_line("A", group_id="q1", perm_index=1, permutation=[1, 0], chosen=1, gold_original=0)
+    assert samples.failed_metrics(wrong_order, AGENTVQA)["accuracy"] == 0.0
