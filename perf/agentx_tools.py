@@ -1,5 +1,5 @@
 """``agentx_tools`` round loop: lmms-eval's sequential `_run_generate_until_agentic` vs the batched loop
-(`tasks/agentx/tools/batched.py`, in cohorts: `pipelined.py`) on the same 64 episodes, and the batched loop vs
+(`adapters/agentic/loop.py`, in cohorts: `cohorts.py`) on the same 64 episodes, and the batched loop vs
 itself with every tool answered instantly.
 
 64 tasks are built from the Agent-X mini split (each of its 10 tasks repeated with a distinct id and query suffix);
@@ -201,8 +201,8 @@ def _critical_tool_seconds(responses: list[str]) -> float:
 def measure(repeats: int = REPEATS) -> dict[str, Any]:
     """The sequential loop once (recording every tool observation), then the batched loop with real tools and with
     instant tools, alternating `repeats` times, on the same 64 episodes (call inside `bench_environment`)."""
+    from lmms_agentic.adapters.agentic.loop import lmms_eval_loop, run_generate_until_agentic
     from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
-    from lmms_agentic.tasks.agentx.tools.batched import lmms_eval_loop, run_generate_until_agentic
     from lmms_agentic.tasks.agentx.tools.runtime import default_runtime, reset_default_runtime
 
     reset_default_runtime()  # configured from this environment

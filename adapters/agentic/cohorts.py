@@ -1,4 +1,4 @@
-"""Which unfinished episodes go in each `generate_until` call of the batched round loop (`batched.py`), and how
+"""Which unfinished episodes go in each `generate_until` call of the batched round loop (`loop.py`), and how
 their tool steps overlap the model's work.
 
 Cohorts: with `n` cohorts the unfinished episodes are served in turn, about `1/n` of them per call, so one cohort's

@@ -8,10 +8,12 @@ task index has been built (so it does not work from the CLI). lmms-eval does, ho
 before it builds its `TaskManager`. `register()` is that entry point: it registers no model and
 wraps `TaskManager.initialize_tasks` so that our task folder is appended to every task index.
 
-Two more adjustments, made at the same moment and under the same guard:
-- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "lmms_eval", "data", "judge"}}` to
-  every results file (lmms-eval's release beside ours, since its `lmms_eval_version` is the launch folder's git commit);
-  the judge configuration when one is set (never its key; `rescore` reuses it); what data each of our benchmarks
+More adjustments, made at the same moment and under the same guard:
+- The agent loop of the tasks that ask for it (`adapters.agentic.switch`), installed once, at the first task index.
+- `EvaluationTracker.save_results_aggregated` adds `{"lmms_agentic": {"version", "lmms_eval", "data", "judge",
+  "agentic_loop"}}` to every results file (lmms-eval's release beside ours, since its `lmms_eval_version` is the launch
+  folder's git commit); which agent loop ran, with its cohort count, when one did (`adapters.agentic.switch`); the judge
+  configuration when one is set (never its key; `rescore` reuses it); what data each of our benchmarks
   actually used (Hub id and resolved commit, or local path and fingerprint; rows, excluded records, schema
   override; `adapters.provenance`).
 - `ConfigurableTask.download` (which runs `process_docs`) is wrapped by lmms-eval in a retry of 5 attempts (2 s
@@ -24,7 +26,7 @@ Two more adjustments, made at the same moment and under the same guard:
 The wraps are guarded by the lmms-eval version they were written against. If the host is a different version or its
 internals are not as expected, `register()` logs one warning that names the supported fallback
 (`--include_path "$(python -m lmms_agentic tasks-dir)"`) and changes nothing. Set `LMMS_AGENTIC_AUTO_REGISTER=0` to
-opt out of all four.
+opt out of all five.
 """
 
 from __future__ import annotations
@@ -184,6 +186,7 @@ def install_task_path() -> bool:
 
     @functools.wraps(original)
     def initialize_tasks(self: Any, include_path: Any = None, include_defaults: bool = True) -> Any:
+        _install_agentic_loop()
         with _yaml_parsed_once(tasks_dir()):
             return original(self, include_path=_with_our_tasks(include_path), include_defaults=include_defaults)
 
@@ -193,6 +196,21 @@ def install_task_path() -> bool:
     _no_retry_for_data_errors()
     _redact_secrets_in_host_log()
     return True
+
+
+_AGENTIC_LOOP_INSTALLED: list[bool] = []
+
+
+def _install_agentic_loop() -> None:
+    """Once per process, at the first task index (lmms-eval's evaluator is fully imported by then; at the entry point
+    it may still be importing): the agent loop of `adapters.agentic.switch`, which changes only the requests of the
+    tasks that ask for it."""
+    if _AGENTIC_LOOP_INSTALLED:
+        return
+    _AGENTIC_LOOP_INSTALLED.append(True)
+    from lmms_agentic.adapters.agentic import switch
+
+    switch.install_or_refuse()
 
 
 def redact_secrets(text: str, environ: Any = None) -> str:
@@ -264,11 +282,14 @@ def _record_data_in_results() -> None:
     def save_results_aggregated(self: Any, results: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
         from lmms_agentic import __version__
         from lmms_agentic.adapters import provenance
+        from lmms_agentic.adapters.agentic import switch
         from lmms_agentic.judges.config import judge_record
 
-        used = provenance.used()
-        if used:
+        used, agentic_loop = provenance.used(), switch.record()
+        if used or agentic_loop:
             results["lmms_agentic"] = {"version": __version__, "lmms_eval": _lmms_eval_version(), "data": used}
+            if agentic_loop:
+                results["lmms_agentic"]["agentic_loop"] = agentic_loop
             try:
                 judge = judge_record()
             except (ValueError, KeyError) as exc:  # a malformed judge setting already stopped the judged tasks

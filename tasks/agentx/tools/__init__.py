@@ -2,6 +2,7 @@
 
 Owns the tool runtime (`catalogue` typing from `core/toolmeta.json`, `runtime` with per-tool limits and backends,
 `sandbox` for the code-running tools, `local`/`model_tools`/`replay`/`server` backends), the multi-turn protocol on
-lmms-eval's `generate_until_agentic` (`protocol`, `hooks`), the execution metrics (`execution`) and the batched
-round loop (`batched`).  Nothing here is imported by `tasks/agentx/core`: subprocesses and sockets stay in the plugin.
+lmms-eval's `generate_until_agentic` (`protocol`, `hooks`) and the execution metrics (`execution`); the round loop
+that runs it is the shared layer's (`adapters/agentic/`).  Nothing here is imported by `tasks/agentx/core`:
+subprocesses and sockets stay in the plugin.
 """

@@ -4,14 +4,14 @@
 context; called with `previous_output`/`round_idx`/`previous_round_info` it applies the model's last reply
 (`protocol.round_step`: one tool call executed by the runtime, an answer, or an invalid step) and returns
 `(visuals, next_context, terminal, outputs, round_info)`.  The step limit is `max_steps` in
-`lmms_eval_specific_kwargs` (declared next to `max_agentic_steps` in the YAML; the smaller one wins: `batched.py`
-lowers `max_steps` to lmms-eval's limit, so the task always ends the episode and stores its whole record; the state
-keeps the limit it ran under).
+`lmms_eval_specific_kwargs` (declared next to `max_agentic_steps` in the YAML; the smaller one wins: the shared round
+loop, which `doc_to_text` asks for with `batched_rounds` (`adapters/agentic/`), lowers `max_steps` to lmms-eval's
+limit, so the task always ends the episode and stores its whole record; the state keeps the limit it ran under).
 `process_results` rebuilds the executed trace in the one-shot Agent-X record shape (each call a step whose
 `tool_output` is the real observation) and scores it with the existing path: the core's deterministic fields
 (`core/scoring.py`), the ten judged metrics (`judge.py`, so the judge sees the real outputs), plus the execution
-summary (`execution.py`).  `process_docs` also records the runtime in the results file and installs the round
-loop (`batched.py`: batched unless `LMMS_AGENTIC_AGENTIC_BATCH=0`; the results file says which ran).  The documents
+summary (`execution.py`).  `process_docs` also records the runtime in the results file (the plugin installs the
+round loop at start-up).  The documents
 are `agentx`'s (`tasks/agentx/hooks.py`), so both protocols see the same tasks; their scores are not comparable
 (README).
 """
@@ -26,6 +26,7 @@ import datasets
 from PIL import Image
 
 from lmms_agentic.adapters import provenance
+from lmms_agentic.adapters.agentic.steps import batched_rounds
 from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import hooks as agentx_hooks
 from lmms_agentic.tasks.agentx.core import metrics, release_data
@@ -33,7 +34,7 @@ from lmms_agentic.tasks.agentx.core.records import BENCHMARK
 from lmms_agentic.tasks.agentx.core.scoring import score_trace
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
 from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
-from lmms_agentic.tasks.agentx.tools import batched, execution, protocol
+from lmms_agentic.tasks.agentx.tools import execution, protocol
 from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, default_runtime
 
 DEFAULT_MAX_STEPS = protocol.DEFAULT_MAX_STEPS
@@ -42,12 +43,10 @@ RUNTIME_KEY = execution.RUNTIME_KEY
 
 
 def _record_runtime(runtime: ToolRuntime) -> None:
-    """Tool backends (a `remote` one with the server's backend), limits and sandbox in the results file; the round
-    loop installed (batched unless switched off) and recorded.  A tool server that cannot serve the `remote` tools
-    stops the run here, before the first call (`ToolServerError`, one line)."""
+    """Tool backends (a `remote` one with the server's backend), limits and sandbox in the results file.  A tool
+    server that cannot serve the `remote` tools stops the run here, before the first call (`ToolServerError`)."""
     runtime.check_server()
-    provenance.record(RUNTIME_KEY, tools=runtime.describe(), protocol=protocol.PROTOCOL_VERSION,
-                      **batched.describe(batched.install()))
+    provenance.record(RUNTIME_KEY, tools=runtime.describe(), protocol=protocol.PROTOCOL_VERSION)
 
 
 def docs_text_answer(placeholder: datasets.Dataset) -> datasets.Dataset:
@@ -82,6 +81,7 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
     return agentx_hooks.doc_to_target(doc)
 
 
+@batched_rounds(step_limit="max_steps", default_steps=protocol.DEFAULT_MAX_STEPS)
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None,
                 previous_output: list[str] | None = None, round_idx: int | None = None,
                 previous_round_info: Mapping[str, Any] | None = None,

@@ -48,6 +48,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.steps import utf8_text
 from lmms_agentic.judges.secrets import Redactor
 from lmms_agentic.tasks.agentx.core.release_data import TOOL_NAMES
 from lmms_agentic.tasks.agentx.tools import replay as replay_backend
@@ -102,15 +103,6 @@ class Observation:
     gold_step: int | None = None
     cached: bool = False
     reason: str | None = None
-
-
-def utf8_text(text: str) -> str:
-    """`text` as valid UTF-8: surrogate pairs joined, lone surrogates replaced with U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
 
 
 def _check_inputs(call: BoundCall, images: Mapping[str, Image.Image]) -> None:

@@ -97,12 +97,13 @@ def test_batched_round_loop_in_lmms_eval_gives_the_sequential_results(tmp_path: 
     batched = run_lmms_eval(args, tmp_path / "batched", env={**env, "LMMS_AGENTIC_AGENTIC_BATCH": None})  # default
     sequential.assert_ok()
     batched.assert_ok()
-    assert {key: value for key, value in batched.results["lmms_agentic"]["data"]["agentx_tools"].items()
-            if key.startswith("round_loop")} == {"round_loop": "batched",
-                                                 "round_loop_switch": "default (LMMS_AGENTIC_AGENTIC_BATCH unset)"}
-    assert {key: value for key, value in sequential.results["lmms_agentic"]["data"]["agentx_tools"].items()
-            if key.startswith("round_loop")} == {"round_loop": "lmms-eval sequential",
-                                                 "round_loop_switch": "LMMS_AGENTIC_AGENTIC_BATCH=0"}
+    tasks = ["agentx_tools_generative", "agentx_tools_text_answer"]
+    assert batched.results["lmms_agentic"]["agentic_loop"] == {  # installed at start-up, recorded by the plugin
+        "round_loop": "batched", "round_loop_switch": "default (LMMS_AGENTIC_AGENTIC_BATCH unset)", "cohorts": 2,
+        "tasks": tasks}
+    assert sequential.results["lmms_agentic"]["agentic_loop"] == {
+        "round_loop": "lmms-eval sequential", "round_loop_switch": "LMMS_AGENTIC_AGENTIC_BATCH=0", "cohorts": None,
+        "tasks": tasks}
     for task in ("agentx_tools_text_answer", "agentx_tools_generative"):  # the whole logged sample, full trace
         assert logged_samples(sequential, task) == logged_samples(batched, task), task
     first = logged_samples(sequential, "agentx_tools_text_answer")["9"]["filtered_resps"]["agentic_rounds"][0]

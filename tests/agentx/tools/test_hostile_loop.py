@@ -1,8 +1,8 @@
 """Hostile replies through the loop itself: each reply of the table is a model's first reply in an episode run by
-lmms-eval's own sequential loop and by the batched loop (`batched.py`), the second reply answers, and the stored
-response is scored by `hooks.record` as `process_results` does.  Every reply must become a round (an invalid step
-the model is told about, or a call) and every episode a scored record, the same in both loops; none may stop the
-evaluation (a Python set or bytes value once ended the run with no results file)."""
+lmms-eval's own sequential loop and by the batched loop (`adapters/agentic/loop.py`), the second reply answers, and
+the stored response is scored by `hooks.record` as `process_results` does.  Every reply must become a round (an
+invalid step the model is told about, or a call) and every episode a scored record, the same in both loops; none may
+stop the evaluation (a Python set or bytes value once ended the run with no results file)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmms_agentic.tasks.agentx.tools import batched, hooks
+from lmms_agentic.adapters.agentic import switch
+from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
 from lmms_agentic.tasks.agentx.tools.runtime import Observation
 
@@ -112,7 +113,7 @@ def _run(doc: dict[str, Any], batch: bool) -> list[dict[str, Any]]:
                 for i in range(len(HOSTILE))]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evaluator, "_run_generate_until_agentic", evaluator._run_generate_until_agentic)
-        assert batched.install({} if batch else {batched.ENV_BATCH: "0"}) is batch
+        assert switch.install({} if batch else {switch.ENV_BATCH: "0"}) is batch
         responses = evaluator._run_generate_until_agentic(Scripted(doc), requests, agentic_trace_mode="full")
     return [hooks.record(doc, [response], judge=False) for response in responses]
 

@@ -1,4 +1,4 @@
-"""The batched round loop in cohorts (`pipelined.py`): one cohort's tool steps run while the other cohort's model
+"""The batched round loop in cohorts (`cohorts.py`): one cohort's tool steps run while the other cohort's model
 call is in flight (shown with a barrier, no timing), the model is still called one `generate_until` at a time, and
 the responses are lmms-eval's sequential loop's; which backends get cohorts."""
 
@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmms_agentic.tasks.agentx.tools import batched, hooks, pipelined
+from lmms_agentic.adapters.agentic import cohorts, loop
+from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
 from lmms_agentic.tasks.agentx.tools.runtime import Observation
 
@@ -95,7 +96,7 @@ def _requests(docs: list[dict[str, Any]], runtime: Tools) -> list[Any]:
 
 
 def _sequential(docs: list[dict[str, Any]], stops: list[int]) -> list[str]:
-    return list(batched.run_sequential(ScriptedModel(docs, stops), _requests(docs, Tools()),
+    return list(loop.run_sequential(ScriptedModel(docs, stops), _requests(docs, Tools()),
                                        agentic_trace_mode="full"))
 
 
@@ -105,10 +106,10 @@ def test_one_cohorts_tools_run_while_the_others_model_call_is_in_flight(docs: li
     steps of the cohort the previous call served, and those steps wait there for the model call; without the
     overlap a side would time out.  The first call has no tools beside it, nor has the last (the other cohort is
     done)."""
-    monkeypatch.delenv(pipelined.ENV_COHORTS, raising=False)
+    monkeypatch.delenv(cohorts.ENV_COHORTS, raising=False)
     four, stops = docs[:4], [3, 3, 3, 3]
     model = ScriptedModel(four, stops, threading.Barrier(3), meet=range(2, 8))
-    responses = batched.run_generate_until_agentic(model, _requests(four, Tools(model)), agentic_trace_mode="full")
+    responses = loop.run_generate_until_agentic(model, _requests(four, Tools(model)), agentic_trace_mode="full")
     assert model.problems == []
     assert model.calls == [[0, 1], [2, 3]] * 4  # cohorts in turn: three calls and the answer each
     assert responses == _sequential(four, stops)
@@ -119,10 +120,10 @@ def test_episodes_of_different_lengths_give_the_sequential_results(docs: list[di
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Episodes ending at different rounds (one at the step limit): every episode gets each of its replies once,
     the cohorts shrink as episodes end, and each response is the sequential loop's (full trace)."""
-    monkeypatch.setenv(pipelined.ENV_COHORTS, n_cohorts)
+    monkeypatch.setenv(cohorts.ENV_COHORTS, n_cohorts)
     docs, stops = docs[:6], [0, 1, 2, 5, 9, 3]  # 9 > the limit: stopped at 8 rounds
     model = ScriptedModel(docs, stops)
-    responses = batched.run_generate_until_agentic(model, _requests(docs, Tools()), agentic_trace_mode="full")
+    responses = loop.run_generate_until_agentic(model, _requests(docs, Tools()), agentic_trace_mode="full")
     assert model.problems == []
     assert responses == _sequential(docs, stops)
     sent = [doc for batch in model.calls for doc in batch]
@@ -151,35 +152,35 @@ class Declared:
 @pytest.mark.parametrize(("lm", "environ", "expected"), [
     (object(), {}, 1),  # an unknown (in-process) backend: tools between model calls
     (ApiLike(), {}, 2), (DerivedApi(), {}, 2),  # an API client, or a subclass of one
-    (Declared(), {}, 1), (ApiLike(), {pipelined.ENV_COHORTS: "1"}, 1), (object(), {pipelined.ENV_COHORTS: " 3 "}, 3),
+    (Declared(), {}, 1), (ApiLike(), {cohorts.ENV_COHORTS: "1"}, 1), (object(), {cohorts.ENV_COHORTS: " 3 "}, 3),
 ])
 def test_cohorts_follow_the_variable_then_the_backend(lm: object, environ: dict[str, str], expected: int) -> None:
-    assert pipelined.cohorts(lm, environ) == expected
+    assert cohorts.cohorts(lm, environ) == expected
 
 
 @pytest.mark.parametrize("value", ["0", "9", "two", "-1"])
 def test_a_bad_cohort_count_stops_the_run(value: str) -> None:
-    with pytest.raises(ValueError, match=f"{pipelined.ENV_COHORTS}='{value}': use a whole number"):
-        pipelined.cohorts(object(), {pipelined.ENV_COHORTS: value})
+    with pytest.raises(ValueError, match=f"{cohorts.ENV_COHORTS}='{value}': use a whole number"):
+        cohorts.cohorts(object(), {cohorts.ENV_COHORTS: value})
 
 
 def test_the_scripted_model_declares_itself_api_like() -> None:
     """`agentic_scripted` does no model work, so the e2e tests run the cohorts through lmms-eval."""
     from lmms_agentic.harness.offline_model import ScriptedChoice
 
-    assert ScriptedChoice.__module__ in pipelined.API_BACKENDS
+    assert ScriptedChoice.__module__ in cohorts.API_BACKENDS
 
 
 def test_a_backend_serving_two_at_once_gets_whole_waves(docs: list[dict[str, Any]],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """With `num_concurrent = 2` every call is a whole number of pairs: when an episode ends early, the odd one
     out of a cohort waits for the next call instead of taking a wave alone."""
-    monkeypatch.delenv(pipelined.ENV_COHORTS, raising=False)
+    monkeypatch.delenv(cohorts.ENV_COHORTS, raising=False)
     eight = docs[:8]
     stops = [0] + [2] * 7
     model = ScriptedModel(eight, stops)
     model.num_concurrent = 2  # type: ignore[attr-defined]  # as lmms-eval's OpenAI client declares it
-    responses = batched.run_generate_until_agentic(model, _requests(eight, Tools()), agentic_trace_mode="full")
+    responses = loop.run_generate_until_agentic(model, _requests(eight, Tools()), agentic_trace_mode="full")
     assert model.problems == []
     assert model.calls == [[0, 1, 2, 3], [4, 5, 6, 7], [1, 2], [3, 4, 5, 6], [7, 1], [2, 3, 4, 5], [6, 7]]
     assert responses == _sequential(eight, stops)
@@ -190,4 +191,4 @@ def test_the_wave_size_is_the_backends_declared_concurrency(declared: object, ex
     class Backend:
         num_concurrent = declared
 
-    assert pipelined.quantum(Backend()) == expected
+    assert cohorts.quantum(Backend()) == expected

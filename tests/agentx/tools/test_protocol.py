@@ -99,8 +99,8 @@ def test_batched_loop_matches_lmms_eval_sequential_loop(docs: dict[str, Any], ru
     from lmms_eval.api.instance import Instance
     from lmms_eval.evaluator import _run_generate_until_agentic
 
-    from lmms_agentic.tasks.agentx.tools import batched as batched_module
-    from lmms_agentic.tasks.agentx.tools.batched import run_generate_until_agentic
+    from lmms_agentic.adapters.agentic import loop as batched_module
+    from lmms_agentic.adapters.agentic.loop import run_generate_until_agentic
 
     rows = [docs[k] for k in ("2", "3", "6", "9")]
     script = {**gold_script(), "6": [call("Calculator", {"expression": "1+1"})]}  # "6" never finishes

@@ -132,7 +132,7 @@ def test_both_round_loops_log_the_same_returned_images(docs: dict[str, Any], run
     from lmms_eval.api.instance import Instance
     from lmms_eval.evaluator import _run_generate_until_agentic
 
-    from lmms_agentic.tasks.agentx.tools.batched import run_generate_until_agentic
+    from lmms_agentic.adapters.agentic.loop import run_generate_until_agentic
 
     rows = [docs["1"], docs["8"]]  # gold DrawBoundingBox and OverlayText calls, run locally
     script = gold_script()

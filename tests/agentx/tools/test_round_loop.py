@@ -1,4 +1,4 @@
-"""Which round loop runs `agentx_tools` (`batched.py`): the batched one by default, lmms-eval's own with
+"""Which round loop runs `agentx_tools` (`adapters/agentic/loop.py`): the batched one by default, lmms-eval's own with
 `LMMS_AGENTIC_AGENTIC_BATCH=0`; only `agentx_tools` requests are batched; the model is called one `generate_until`
 at a time from one thread, never while the round's tools run."""
 
@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from lmms_agentic.tasks.agentx.tools import batched, hooks
+from lmms_agentic.adapters.agentic import loop, switch
+from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
 from lmms_agentic.tasks.agentx.tools.runtime import Observation
 
@@ -31,7 +32,7 @@ def evaluator(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     import lmms_eval.evaluator as module
 
     monkeypatch.setattr(module, "_run_generate_until_agentic", module._run_generate_until_agentic)
-    monkeypatch.setattr(batched, "_LMMS_EVAL_LOOP", batched._LMMS_EVAL_LOOP)
+    monkeypatch.setattr(loop, "_LMMS_EVAL_LOOP", loop._LMMS_EVAL_LOOP)
     yield module
 
 
@@ -40,21 +41,21 @@ def evaluator(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     ("0", False), ("false", False), ("NO", False), ("off", False),
 ], ids=lambda v: repr(v))
 def test_batched_unless_switched_off(value: str | None, batch: bool, evaluator: Any) -> None:
-    environ = {} if value is None else {batched.ENV_BATCH: value}
-    assert batched.install(environ) is batch
-    assert evaluator._run_generate_until_agentic is (batched.run_generate_until_agentic if batch
-                                                      else batched.run_sequential)
-    described = batched.describe(batch, environ)
+    environ = {} if value is None else {switch.ENV_BATCH: value}
+    assert switch.install(environ) is batch
+    assert evaluator._run_generate_until_agentic is (loop.run_generate_until_agentic if batch
+                                                      else loop.run_sequential)
+    described = switch.describe(batch, environ)
     assert described["round_loop"] == ("batched" if batch else "lmms-eval sequential")
-    assert described["round_loop_switch"] == (f"{batched.ENV_BATCH}={value.strip()}" if value
-                                              else f"default ({batched.ENV_BATCH} unset)")
+    assert described["round_loop_switch"] == (f"{switch.ENV_BATCH}={value.strip()}" if value
+                                              else f"default ({switch.ENV_BATCH} unset)")
 
 
 @pytest.mark.parametrize("value", ["2", "batched", "maybe"])
 def test_an_unknown_switch_value_stops_the_run(value: str, evaluator: Any) -> None:
     before = evaluator._run_generate_until_agentic
-    with pytest.raises(ValueError, match=f"{batched.ENV_BATCH}='{value}': use 0"):
-        batched.install({batched.ENV_BATCH: value})
+    with pytest.raises(ValueError, match=f"{switch.ENV_BATCH}='{value}': use 0"):
+        switch.install({switch.ENV_BATCH: value})
     assert evaluator._run_generate_until_agentic is before
 
 
@@ -132,7 +133,7 @@ def test_one_model_call_at_a_time_and_never_during_tools(docs: list[dict[str, An
     (every unfinished episode in it) and runs the round's tools between model calls."""
     model = OneAtATime(docs)
     to_text = functools.partial(hooks.doc_to_text, lmms_eval_specific_kwargs=KWARGS, runtime=WatchedTools(model))
-    assert batched.install({}) is True
+    assert switch.install({}) is True
     responses = evaluator._run_generate_until_agentic(model, _requests(docs, to_text))
     assert model.overlaps == []
     assert model.calls == [len(docs)] * 4  # three calls and the answer, every episode in each round's batch
@@ -156,14 +157,14 @@ def test_only_agentx_tools_requests_are_batched(docs: list[dict[str, Any]], eval
                                                  runtime=WatchedTools(model)))
     foreign = _requests(docs[2:], functools.partial(other_task, lmms_eval_specific_kwargs={}))
     seen_by_lmms_eval: list[Any] = []
-    real_loop = batched.lmms_eval_loop()
+    real_loop = loop.lmms_eval_loop()
 
     def spy(lm: Any, requests: list[Any], *args: Any, **kwargs: Any) -> list[Any]:
         seen_by_lmms_eval.extend(requests)
         return list(real_loop(lm, requests, *args, **kwargs))
 
-    assert batched.install({}) is True
-    monkeypatch.setattr(batched, "_LMMS_EVAL_LOOP", spy)
+    assert switch.install({}) is True
+    monkeypatch.setattr(loop, "_LMMS_EVAL_LOOP", spy)
     mixed = [ours[0], foreign[0], ours[1], foreign[1]]
     responses = evaluator._run_generate_until_agentic(model, mixed)
     assert seen_by_lmms_eval == foreign

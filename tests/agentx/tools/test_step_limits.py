@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from lmms_agentic.tasks.agentx.tools import batched, hooks
+from lmms_agentic.adapters.agentic import steps as agentic_steps
+from lmms_agentic.adapters.agentic import switch
+from lmms_agentic.tasks.agentx.tools import hooks
 
 from ...conftest import run_lmms_eval
 from .scripts import call, gold_script, gold_steps, mini_records, write
@@ -66,7 +68,7 @@ def test_lmms_eval_limit_below_max_steps_keeps_every_record(rows: list[dict[str,
     import lmms_eval.evaluator as evaluator
 
     monkeypatch.setattr(evaluator, "_run_generate_until_agentic", evaluator._run_generate_until_agentic)
-    assert batched.install({} if batch else {batched.ENV_BATCH: "0"}) is batch
+    assert switch.install({} if batch else {switch.ENV_BATCH: "0"}) is batch
     model = NeverFinishes(rows)
     responses = evaluator._run_generate_until_agentic(model, requests(rows, 3), agentic_trace_mode="full")
     for doc, response in zip(rows, responses, strict=True):
@@ -86,14 +88,14 @@ def test_only_a_smaller_lmms_eval_limit_changes_a_request(rows: list[dict[str, A
     for steps in (8, 12):  # equal or larger: the task's limit already ends the episode first
         before = requests(rows, steps)
         arguments = [request.arguments for request in before]
-        assert [r.arguments for r in batched.step_limited(model, before)] == arguments
+        assert [r.arguments for r in agentic_steps.step_limited(model, before)] == arguments
     foreign = requests(rows, 3, to_text=functools.partial(lambda doc, **_: "x", lmms_eval_specific_kwargs=KWARGS))
-    assert batched.step_limited(model, foreign)[0].arguments == foreign[0].arguments  # another task's request
-    lowered = batched.step_limited(model, requests(rows, 5))[0]
+    assert agentic_steps.step_limited(model, foreign)[0].arguments == foreign[0].arguments  # another task's request
+    lowered = agentic_steps.step_limited(model, requests(rows, 5))[0]
     assert lowered.args[3].keywords["lmms_eval_specific_kwargs"] == {**KWARGS, "max_steps": 5}
-    assert batched.step_limited(model, [lowered])[0].args == lowered.args  # idempotent (repeats share a request)
+    assert agentic_steps.step_limited(model, [lowered])[0].args == lowered.args  # idempotent (repeats share a request)
     with pytest.raises(ValueError, match="max_agentic_steps is 0"):
-        batched.step_limited(model, requests(rows, 0))
+        agentic_steps.step_limited(model, requests(rows, 0))
 
 
 @pytest.mark.e2e
@@ -104,8 +106,8 @@ def test_lowered_max_agentic_steps_in_the_cli_keeps_every_record(tmp_path: Path)
     args = ["--model", "agentic_scripted", "--model_args", f"policy=script,script={script}", "--tasks", "agentx_tools",
             "--gen_kwargs", "max_agentic_steps=3", "--agentic_trace_mode", "full"]
     env = {"LMMS_AGENTIC_DATA": "mini", "LMMS_AGENTIC_JUDGE_BASE_URL": None, "LMMS_AGENTIC_JUDGE_PRESET": None}
-    runs = {"sequential": run_lmms_eval(args, tmp_path / "sequential", env={**env, batched.ENV_BATCH: "0"}),
-            "batched": run_lmms_eval(args, tmp_path / "batched", env={**env, batched.ENV_BATCH: None})}
+    runs = {"sequential": run_lmms_eval(args, tmp_path / "sequential", env={**env, switch.ENV_BATCH: "0"}),
+            "batched": run_lmms_eval(args, tmp_path / "batched", env={**env, switch.ENV_BATCH: None})}
     replies = {key: len(gold_steps(record)) + 1 for key, record in mini_records().items()}
     replies.update({key: 99 for key in NEVER_ENDS})
     for name, run in runs.items():
