@@ -24,7 +24,7 @@ demo: install
 ## tests sharing a session fixture live in one file); TEST_WORKERS=0 runs it in this process
 TEST_WORKERS ?= 2
 test: install
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --ignore=tests/export
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15 --ignore=tests/export
 
 ## the upstream exports as a contributor checks them (tests/export/): output safety; the core-based folders' size,
 ## naming, README, style, own tests and every metric equal to the plugin's with lmms_agentic not importable; then a
