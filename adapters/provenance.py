@@ -4,7 +4,8 @@ Filled by the loaders (`adapters.data`, the benchmarks' readers) when a benchmar
 and the resolved commit of the snapshot, or the local path and a content fingerprint; the rows read, the rows the paper
 has, the records excluded (`LMMS_AGENTIC_SKIP_BAD_RECORDS=1`) and the schema override applied.
 `lmms_agentic.harness.host` adds `{"lmms_agentic": {"data": ...}}` to every results file of a run that used our tasks,
-and `python -m lmms_agentic report` shows it (a row count different from the paper's is flagged).
+and `python -m lmms_agentic report` shows it (a row count different from the paper's is flagged).  Facts known only
+at the end of a run come from providers (`provide`), asked when the results file is written (`collected`).
 
 Fingerprint of a local copy: SHA-256 over every file's relative path and size, plus the full contents of the table
 files (parquet, json, jsonl, arrow); media files (images, videos) are fingerprinted by path and size only, so a
@@ -15,12 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 TABLE_SUFFIXES = frozenset({".parquet", ".json", ".jsonl", ".arrow"})
 _LOCK = threading.Lock()
 _USED: dict[str, dict[str, Any]] = {}
+_PROVIDERS: dict[str, Callable[[], dict[str, Any]]] = {}
+_FROM_ITEMS: list[tuple[str, Callable[[list[Any]], dict[str, Any]], list[Any]]] = []
+FROM_ITEMS_MARK = "__lmms_agentic_results_from_items__"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fingerprint(folder: str | Path) -> str:
@@ -57,6 +63,58 @@ def used() -> dict[str, dict[str, Any]]:
         return {name: dict(facts) for name, facts in _USED.items()}
 
 
+def provide(benchmark: str, facts: Callable[[], dict[str, Any]]) -> None:
+    """Have `facts()` asked when the results file is written (`collected`), its facts added under `benchmark`: for
+    what is known only at the end of a run (a tool runtime's backends used, its failures)."""
+    with _LOCK:
+        _PROVIDERS[benchmark] = facts
+
+
+def from_items(benchmark: str, facts: Callable[[list[Any]], dict[str, Any]]) -> Callable[[F], F]:
+    """Mark an aggregation function: the plugin hands `facts` the same gathered items after lmms-eval aggregates
+    them (`items_aggregated`), and their facts go into the results file under `benchmark` (one level merged: two
+    subtasks' `{"per_tool": {...}}` both kept).  The aggregation itself stays a pure function of its items."""
+
+    def mark(func: F) -> F:
+        setattr(func, FROM_ITEMS_MARK, (benchmark, facts))
+        return func
+
+    return mark
+
+
+def items_aggregated(aggregation: Any, items: list[Any]) -> None:
+    """Called by the plugin after lmms-eval applied `aggregation` to `items`: kept for `collected` if it is marked."""
+    mark = getattr(aggregation, FROM_ITEMS_MARK, None)
+    if isinstance(mark, tuple):
+        with _LOCK:
+            _FROM_ITEMS.append((mark[0], mark[1], list(items)))
+
+
+def _merge(into: dict[str, Any], facts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(into)
+    for key, value in facts.items():
+        old = out.get(key)
+        out[key] = {**old, **value} if isinstance(old, dict) and isinstance(value, dict) else value
+    return out
+
+
+def collected() -> dict[str, dict[str, Any]]:
+    """What the results file records: everything `record`ed, the facts of the marked aggregations' items, and each
+    provider's facts (asked now)."""
+    with _LOCK:
+        providers, from_items_ = dict(_PROVIDERS), list(_FROM_ITEMS)
+    out = used()
+    for benchmark, facts_of, items in from_items_:
+        out[benchmark] = _merge(out.get(benchmark, {}), facts_of(items))
+    for benchmark, facts in providers.items():
+        given = facts()
+        if given:
+            out[benchmark] = _merge(out.get(benchmark, {}), given)
+    return out
+
+
 def clear() -> None:
     with _LOCK:
         _USED.clear()
+        _PROVIDERS.clear()
+        _FROM_ITEMS.clear()

@@ -36,6 +36,7 @@ from lmms_agentic.adapters.agentic.steps import (
     LMMS_EVAL_DEFAULT_STEPS,
     asks_for_loop,
     note_run,
+    prepare,
     step_limited,
     utf8_text,
 )
@@ -164,6 +165,7 @@ def run_generate_until_agentic(lm: Any, requests: list[Any], agentic_trace_mode:
     batched by round, any other task's through lmms-eval's own loop (`run_sequential`, given `extra` too);
     responses in the requests' order."""
     limited = step_limited(lm, requests)
+    prepare(limited)
     ours = [index for index, request in enumerate(limited) if asks_for_loop(request.args[3])]
     others = [index for index, request in enumerate(limited) if not asks_for_loop(request.args[3])]
     responses: list[Any] = [None] * len(limited)
@@ -256,6 +258,7 @@ def run_sequential(lm: Any, requests: list[Any], *args: Any, **kwargs: Any) -> l
     """lmms-eval's own sequential loop, on the step-limited requests; our responses made valid UTF-8 (as in
     `_advance`: its full trace logs each raw reply)."""
     limited = step_limited(lm, requests)
+    prepare(limited)
     marked = sorted({request.args[5] for request in limited if asks_for_loop(request.args[3])})
     if marked:
         note_run(marked, round_loop="lmms-eval sequential")

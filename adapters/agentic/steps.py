@@ -26,21 +26,34 @@ _RAN: dict[str, Any] = {}
 _RAN_LOCK = threading.Lock()
 
 
-def batched_rounds(step_limit: str, default_steps: int) -> Callable[[F], F]:
+def batched_rounds(step_limit: str, default_steps: int,
+                   prepare: Callable[[], None] | None = None) -> Callable[[F], F]:
     """Mark an episode hook: its task's requests run in the installed round loop; `step_limit` is the key of
-    `lmms_eval_specific_kwargs` holding the task's step limit (`default_steps` when absent)."""
+    `lmms_eval_specific_kwargs` holding the task's step limit (`default_steps` when absent); `prepare()`, if given,
+    runs in the loop before the task's first model call (it makes and checks what the episodes need, e.g. a tool
+    runtime; it may stop the run there)."""
 
     def mark(func: F) -> F:
-        setattr(func, MARK, (step_limit, default_steps))
+        setattr(func, MARK, (step_limit, default_steps, prepare))
         return func
 
     return mark
 
 
-def _mark(to_text: Any) -> tuple[str, int] | None:
+def _mark(to_text: Any) -> tuple[str, int, Callable[[], None] | None] | None:
     func = to_text.func if isinstance(to_text, functools.partial) else None
     mark = getattr(func, MARK, None)
     return mark if isinstance(mark, tuple) else None
+
+
+def prepare(requests: list[Any]) -> None:
+    """Run the `prepare` of every marked task among `requests`, once each, before any model call."""
+    done: list[Any] = []
+    for request in requests:
+        mark = _mark(request.args[3])
+        if mark is not None and mark[2] is not None and mark[2] not in done:
+            done.append(mark[2])
+            mark[2]()
 
 
 def asks_for_loop(to_text: Any) -> bool:
@@ -63,7 +76,7 @@ def _limited(lm: Any, request: Any) -> Any:
     mark = _mark(to_text)
     if mark is None:
         return request
-    key, default = mark
+    key, default, _ = mark
     task_kwargs = dict(to_text.keywords.get("lmms_eval_specific_kwargs") or {})
     agentic = int((kwargs or {}).get("max_agentic_steps", LMMS_EVAL_DEFAULT_STEPS))
     if agentic < 1:

@@ -285,7 +285,7 @@ def _record_data_in_results() -> None:
         from lmms_agentic.adapters.agentic import switch
         from lmms_agentic.judges.config import judge_record
 
-        used, agentic_loop = provenance.used(), switch.record()
+        used, agentic_loop = provenance.collected(), switch.record()
         if used or agentic_loop:
             results["lmms_agentic"] = {"version": __version__, "lmms_eval": _lmms_eval_version(), "data": used}
             if agentic_loop:
@@ -301,6 +301,32 @@ def _record_data_in_results() -> None:
 
     setattr(save_results_aggregated, _WRAPPED_MARKER, True)
     EvaluationTracker.save_results_aggregated = save_results_aggregated
+    _facts_from_aggregated_items()
+
+
+def _facts_from_aggregated_items() -> None:
+    """After lmms-eval aggregates a task's gathered items, hand them to `provenance.items_aggregated` (facts that an
+    aggregation marked with `provenance.from_items` derives from them go into the results file; the aggregation
+    itself writes nothing)."""
+    from lmms_eval.evaluator_utils import TaskOutput
+
+    original: Callable[..., Any] = TaskOutput.calculate_aggregate_metric
+    if getattr(original, _WRAPPED_MARKER, False):
+        return
+
+    @functools.wraps(original)
+    def calculate_aggregate_metric(self: Any, *args: Any, **kwargs: Any) -> Any:
+        from lmms_agentic.adapters import provenance
+
+        done = original(self, *args, **kwargs)
+        aggregations = self.task.aggregation() if self.task is not None else {}
+        for (metric, _), items in self.sample_metrics.items():
+            if metric in aggregations:
+                provenance.items_aggregated(aggregations[metric], items)
+        return done
+
+    setattr(calculate_aggregate_metric, _WRAPPED_MARKER, True)
+    TaskOutput.calculate_aggregate_metric = calculate_aggregate_metric
 
 
 def _lmms_eval_version() -> str:

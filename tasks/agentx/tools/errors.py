@@ -19,8 +19,8 @@ class ToolInfrastructureError(ToolError):
 class ToolServerError(SystemExit):
     """The configured tool server cannot serve this evaluation (start-up check); the message is one line.
 
-    A `SystemExit`: lmms-eval retries document loading on an `Exception`, then logs it and exits 0 with no results;
-    this one passes through, so the run stops at once with status 1 and the line on stderr (no traceback)."""
+    A `SystemExit`: lmms-eval catches an `Exception` from its evaluation, logs it and exits 0 with no results; this
+    one passes through, so the run stops at once with status 1 and the line on stderr (no traceback)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -8,12 +8,14 @@ over every gathered sample (so 1 and N ranks agree; a rate is NaN when nothing c
 - `tool_error_rate` = failed calls / type-checked calls; `tool_unavailable_rate` = replay misses / type-checked calls;
 - `steps_used` = mean replies per task; `finished_rate` = share of tasks answered within the step limit;
 - per tool, `tool_breakdown` = {tool: {calls, valid_rate, error_rate, unavailable_rate, mean_seconds, backends}}:
-  not a metric (lmms-eval metrics are numbers); the `valid_call_rate` aggregation writes it into the results file,
-  `lmms_agentic.data.agentx_tools.per_tool.<text_answer|generative>`.  `backends` is the backend actually used
+  not a metric (lmms-eval metrics are numbers); the plugin computes it from `valid_call_rate`'s gathered items when it
+  writes the results file, `lmms_agentic.data.agentx_tools.per_tool.<text_answer|generative>` (the aggregations
+  themselves write nothing).  `backends` is the backend actually used
   (`remote:model`: the tool server's model backend).
 Calls answered `unavailable` because of the infrastructure (a backend's setting, model, endpoint or tool server; not
 the model's arguments) are also counted per tool and reason in `infrastructure_failures` next to `per_tool`, and
-the same aggregation logs a warning per such tool (count and reason) at the end of the run.
+a warning per such tool (count and reason) is logged at the end of the run, when the results file is written
+(`hooks.results_facts`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from lmms_agentic.adapters import provenance
 
 EXECUTION_METRICS = ("valid_call_rate", "tool_error_rate", "tool_unavailable_rate", "steps_used", "finished_rate")
 RUNTIME_KEY = "agentx_tools"
@@ -67,9 +71,18 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else math.nan
 
 
+def per_tool_facts(items: Sequence[Any]) -> dict[str, Any]:
+    """The results file's `per_tool.<text_answer|generative>` from a subtask's gathered items (the plugin asks it
+    with `valid_call_rate`'s items when it writes the results file; `provenance.from_items`)."""
+    rows = _items(items)
+    kinds = {row.get("is_generative") for row in rows}
+    subtask = "generative" if kinds == {True} else ("text_answer" if kinds == {False} else "mixed")
+    return {"per_tool": {subtask: tool_breakdown(rows)}}
+
+
+@provenance.from_items(RUNTIME_KEY, per_tool_facts)
 def valid_call_rate(items: Sequence[Any]) -> float:
     rows = _items(items)
-    _record_breakdown(rows)
     return _ratio(sum(r.get("valid", 0) for r in rows),
                   sum(r.get("calls", 0) + r.get("invalid_replies", 0) for r in rows))
 
@@ -94,31 +107,16 @@ def finished_rate(items: Sequence[Any]) -> float:
     return _ratio(sum(bool(r.get("finished")) for r in rows), len(rows))
 
 
-def _record_breakdown(rows: list[Mapping[str, Any]]) -> None:
-    from lmms_agentic.adapters import provenance
-
-    kinds = {row.get("is_generative") for row in rows}
-    subtask = "generative" if kinds == {True} else ("text_answer" if kinds == {False} else "mixed")
-    per_tool = dict(provenance.used().get(RUNTIME_KEY, {}).get("per_tool", {}))
-    per_tool[subtask] = tool_breakdown(rows)
-    provenance.record(RUNTIME_KEY, per_tool=per_tool)
-    _record_failures()
-
-
-def _record_failures() -> None:
-    """This process's infrastructure failures into the results file, and a warning per tool (once per count)."""
-    from lmms_agentic.adapters import provenance
+def failure_lines(failures: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """The end-of-run warning per tool that failed for infrastructure reasons, logged once per line per process."""
     from lmms_agentic.tasks.agentx.tools.availability import summary
-    from lmms_agentic.tasks.agentx.tools.runtime import default_failures
 
-    failures = default_failures()
-    if not failures:
-        return
-    provenance.record(RUNTIME_KEY, infrastructure_failures=failures)
-    for line in summary(failures):
+    lines = summary(failures)
+    for line in lines:
         if line not in _warned:
             _warned.add(line)
             log.warning("%s", line)
+    return lines
 
 
 def tool_breakdown(items: Sequence[Any]) -> dict[str, dict[str, Any]]:

@@ -10,14 +10,15 @@ limit, so the task always ends the episode and stores its whole record; the stat
 `process_results` rebuilds the executed trace in the one-shot Agent-X record shape (each call a step whose
 `tool_output` is the real observation) and scores it with the existing path: the core's deterministic fields
 (`core/scoring.py`), the ten judged metrics (`judge.py`, so the judge sees the real outputs), plus the execution
-summary (`execution.py`).  `process_docs` also records the runtime in the results file (the plugin installs the
-round loop at start-up).  The documents
+summary (`execution.py`).  `process_docs` only loads the documents: the round loop makes the tool runtime
+(`prepare_episodes`) and the plugin writes its facts into the results file (`results_facts`).  The documents
 are `agentx`'s (`tasks/agentx/hooks.py`), so both protocols see the same tasks; their scores are not comparable
 (README).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -42,20 +43,32 @@ LOOP_REPEATS = 3
 RUNTIME_KEY = execution.RUNTIME_KEY
 
 
-def _record_runtime(runtime: ToolRuntime) -> None:
-    """Tool backends (a `remote` one with the server's backend), limits and sandbox in the results file.  A tool
-    server that cannot serve the `remote` tools stops the run here, before the first call (`ToolServerError`)."""
+def prepare_episodes(runtime: ToolRuntime | None = None) -> None:
+    """Run by the round loop before the first model call (`batched_rounds(prepare=...)`): the tool runtime made and
+    its tool server checked (one that cannot serve the `remote` tools stops the run here, `ToolServerError`, one
+    line); the runtime's facts asked for when the results file is written (`results_facts`)."""
+    runtime = runtime or default_runtime()
     runtime.check_server()
-    provenance.record(RUNTIME_KEY, tools=runtime.describe(), protocol=protocol.PROTOCOL_VERSION)
+    provenance.provide(RUNTIME_KEY, functools.partial(results_facts, runtime))
+
+
+def results_facts(runtime: ToolRuntime) -> dict[str, Any]:
+    """The results file's `lmms_agentic.data.agentx_tools` at the end of the run: tool backends (a `remote` one with
+    the server's backend), limits, sandbox, diffusion settings, the protocol version and the infrastructure failures
+    (each also a warning line, `execution.failure_lines`)."""
+    facts: dict[str, Any] = {"tools": runtime.describe(), "protocol": protocol.PROTOCOL_VERSION}
+    failures = runtime.failures.counts()
+    if failures:
+        facts["infrastructure_failures"] = failures
+        execution.failure_lines(failures)
+    return facts
 
 
 def docs_text_answer(placeholder: datasets.Dataset) -> datasets.Dataset:
-    _record_runtime(default_runtime())
     return agentx_hooks.docs_text_answer(placeholder)
 
 
 def docs_generative(placeholder: datasets.Dataset) -> datasets.Dataset:
-    _record_runtime(default_runtime())
     return agentx_hooks.docs_generative(placeholder)
 
 
@@ -81,7 +94,7 @@ def doc_to_target(doc: Mapping[str, Any]) -> str:
     return agentx_hooks.doc_to_target(doc)
 
 
-@batched_rounds(step_limit="max_steps", default_steps=protocol.DEFAULT_MAX_STEPS)
+@batched_rounds(step_limit="max_steps", default_steps=protocol.DEFAULT_MAX_STEPS, prepare=prepare_episodes)
 def doc_to_text(doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None,
                 previous_output: list[str] | None = None, round_idx: int | None = None,
                 previous_round_info: Mapping[str, Any] | None = None,

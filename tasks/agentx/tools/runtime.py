@@ -16,12 +16,13 @@ Observations never raise: bad arguments, tool errors (any exception a tool raise
 are all text for the model; only a `KeyboardInterrupt` raised inside a tool stops the run.  A failure outside the
 call (`ToolInfrastructureError`: a backend's setting, model, endpoint or tool server) is status `unavailable` with
 the neutral `<Tool> is unavailable right now.`; its reason goes to the log and `failures` (`availability.py`), never
-to the model.  With `remote` tools, `check_server` (run at document loading) stops a run whose server cannot serve
-them, and records the server's backend per tool (`remote:model`) for the observations and the results file.
-The diffusion tools' settings (`ModelTools.diffusion_settings`) are in the description, updated in the results
-file once their pipeline is loaded.  Local tools are pure functions of their arguments and images, so a repeated
-call (same tool, arguments and image content digests) is answered from a per-process memo (`Observation.cached`):
-an LRU of at most `MEMO_ENTRIES` entries and `MEMO_BYTES` bytes (an image counts width x height x channels).
+to the model.  With `remote` tools, `check_server` (run by the round loop before the first model call) stops a run
+whose server cannot serve them, and records the server's backend per tool (`remote:model`) for the observations and
+the results file.  The diffusion tools' settings (`ModelTools.diffusion_settings`) are in the description, which the
+results file gets at the end of the run (so with the steps and guidance of a pipeline loaded during it).  Local
+tools are pure functions of their arguments and images, so a repeated call (same tool, arguments and image content
+digests) is answered from a per-process memo (`Observation.cached`): an LRU of at most `MEMO_ENTRIES` entries and
+`MEMO_BYTES` bytes (an image counts width x height x channels).
 
 Secrets and bounds: every observation text, from every backend and ok or not, has every secret the runtime knows
 removed (`judges.secrets`: secret-named environment variables, URL credentials, the VLM key and tool-server token)
@@ -276,16 +277,6 @@ class ToolRuntime:
         return {tool: settings for tool, settings in self.models.diffusion_settings().items()
                 if self.config.backends.get(tool) == "model"}
 
-    def _record_diffusion(self) -> None:
-        """Bring the results file's `tools.diffusion` up to date once a pipeline is loaded (its steps and guidance
-        are known then); nothing when this runtime's description was not recorded."""
-        from lmms_agentic.adapters import provenance
-
-        recorded = provenance.used().get(RESULTS_KEY, {}).get("tools")
-        settings = self.diffusion_settings()
-        if isinstance(recorded, dict) and "diffusion" in recorded and recorded["diffusion"] != settings:
-            provenance.record(RESULTS_KEY, tools={**recorded, "diffusion": settings})
-
     def _run(self, doc: Mapping[str, Any], call: BoundCall, images: Mapping[str, Image.Image], backend: str,
              used: Sequence[int], n_inputs: int | None) -> tuple[ToolOutput, int | None]:
         limits = LIMITS.get(call.tool, DEFAULT_LIMITS)
@@ -293,11 +284,7 @@ class ToolRuntime:
             return run_local(call.tool, call.arguments, images, sandbox=self.sandbox(), ocr=self._ocr,
                              limits=limits), None
         if backend == "model":
-            try:
-                return self.models.run(call.tool, call.arguments, images), None
-            finally:
-                if call.tool in ("ImageGenerator", "ImageStylization"):
-                    self._record_diffusion()
+            return self.models.run(call.tool, call.arguments, images), None
         if backend == "remote":
             assert self.config.server_url is not None
             return call_remote(self.config.server_url, call, images, limits.wall_s + REMOTE_GRACE_S), None

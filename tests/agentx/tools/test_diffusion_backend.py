@@ -170,12 +170,8 @@ def test_the_declared_settings_are_the_ones_used_and_recorded(configured: ToolRu
                                                               checkpoints: dict[str, Path]) -> None:
     assert RESULTS_KEY == execution.RUNTIME_KEY
     provenance.clear()
-    with pytest.MonkeyPatch.context() as patch:  # lmms-eval's document loading; its loop is put back afterwards
-        import lmms_eval.evaluator as evaluator
-
-        patch.setattr(evaluator, "_run_generate_until_agentic", evaluator._run_generate_until_agentic)
-        hooks._record_runtime(configured)
-    before = provenance.used()[execution.RUNTIME_KEY]["tools"]["diffusion"]
+    hooks.prepare_episodes(configured)  # the round loop, before the first model call
+    before = provenance.collected()[execution.RUNTIME_KEY]["tools"]["diffusion"]
     assert before == {
         "ImageGenerator": {"variable": ENV_DIFFUSION, "checkpoint": str(checkpoints["sd"]), "pipeline": None,
                            "seed": DIFFUSION_SEED},
@@ -219,7 +215,7 @@ def test_the_declared_settings_are_the_ones_used_and_recorded(configured: ToolRu
                            "pipeline": "StableDiffusionInstructPix2PixPipeline", "num_inference_steps": 100,
                            "guidance_scale": 7.5, "image_guidance_scale": 1.5, "seed": 0}
     assert steps == {"ImageGenerator": [50], "ImageStylization": [100]}  # what the scheduler was asked for
-    after = provenance.used()[execution.RUNTIME_KEY]["tools"]
+    after = provenance.collected()[execution.RUNTIME_KEY]["tools"]  # (asked when the results file is written)
     provenance.clear()
     assert after["diffusion"] == {"ImageGenerator": generator, "ImageStylization": stylization}
     assert after["backends_used"]["ImageGenerator"] == "model"

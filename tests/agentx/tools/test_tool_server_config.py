@@ -19,7 +19,6 @@ from PIL import Image
 from lmms_agentic.adapters import provenance
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 from lmms_agentic.tasks.agentx.tools import execution, hooks
-from lmms_agentic.tasks.agentx.tools import runtime as runtime_module
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError, ToolServerError
 from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
@@ -87,7 +86,7 @@ def test_a_server_does_not_offer_a_tool_it_cannot_run_and_refuses_a_call_to_it(b
 def test_a_client_stops_at_start_up_with_one_line(bare_server: ToolServer, monkeypatch: pytest.MonkeyPatch) -> None:
     client = _client("SceneDescriber=remote,DrawBoundingBox=remote", bare_server.url)
     with pytest.raises(ToolServerError) as stopped:
-        hooks._record_runtime(client)  # lmms-eval's document loading, before any call
+        hooks.prepare_episodes(client)  # the round loop, before the first model call
     line = str(stopped.value)
     assert "\n" not in line and line.startswith(f"agentx_tools: the tool server at {bare_server.url} cannot run "
                                                 "SceneDescriber (")
@@ -180,10 +179,11 @@ def test_an_endpoint_down_mid_run_is_unavailable_not_a_tool_error(
     assert len(warned) == 1  # once per tool and reason
     # the end of the run: the results file gets the count and reason, the log one warning line
     provenance.clear()
-    monkeypatch.setattr(runtime_module, "_DEFAULT", runtime)
+    hooks.prepare_episodes(runtime)
     with caplog.at_level(logging.WARNING):
-        execution.valid_call_rate(rows)
-    recorded = provenance.used()[execution.RUNTIME_KEY]
+        execution.valid_call_rate(rows)  # (an aggregation records nothing)
+        assert execution.RUNTIME_KEY not in provenance.used()
+        recorded = provenance.collected()[execution.RUNTIME_KEY]
     provenance.clear()
     assert recorded["infrastructure_failures"] == {"SceneDescriber": {reason: 2}}
     assert any("SceneDescriber was unavailable for 2 call(s)" in r.getMessage() for r in caplog.records)
