@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from lmms_agentic.tasks.agentx import core
-from lmms_agentic.tasks.agentx.tools.execution import EXECUTION_METRICS
+from lmms_agentic.tasks.agentx.tools import EXECUTION_METRICS
 
 if TYPE_CHECKING:
     import datasets

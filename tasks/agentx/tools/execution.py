@@ -27,7 +27,6 @@ from typing import Any
 
 from lmms_agentic.adapters import provenance
 
-EXECUTION_METRICS = ("valid_call_rate", "tool_error_rate", "tool_unavailable_rate", "steps_used", "finished_rate")
 RUNTIME_KEY = "agentx_tools"
 log = logging.getLogger(__name__)
 _warned: set[str] = set()

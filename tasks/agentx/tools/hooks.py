@@ -35,7 +35,7 @@ from lmms_agentic.tasks.agentx.core.records import BENCHMARK
 from lmms_agentic.tasks.agentx.core.scoring import score_trace
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
 from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
-from lmms_agentic.tasks.agentx.tools import execution, protocol
+from lmms_agentic.tasks.agentx.tools import EXECUTION_METRICS, execution, protocol
 from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, default_runtime
 
 DEFAULT_MAX_STEPS = protocol.DEFAULT_MAX_STEPS
@@ -171,13 +171,13 @@ JUDGED_NAMES = tuple(name for name in metrics.METRICS
 
 def metric_names(is_generative: bool) -> tuple[str, ...]:
     kept = set(metrics.metric_names(is_generative))
-    return (*(name for name in JUDGED_NAMES if name in kept), *execution.EXECUTION_METRICS)
+    return (*(name for name in JUDGED_NAMES if name in kept), *EXECUTION_METRICS)
 
 
 def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
     """The record under the first metric (`ground_s`), then each other metric's view of it."""
     sample = record(doc, results)
     first, *others = metric_names(bool(doc["is_generative"]))
-    views = {name: (execution.view(sample) if name in execution.EXECUTION_METRICS else metrics.VIEWS[name](sample))
+    views = {name: (execution.view(sample) if name in EXECUTION_METRICS else metrics.VIEWS[name](sample))
              for name in others}
     return {first: sample, **views}
