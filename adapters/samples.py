@@ -40,8 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters import permutation, permutation_metrics
+from lmms_agentic.adapters.core.choice import request_failed
 from lmms_agentic.adapters.core.task import CoreTask, Judge, task_values
-from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX
 from lmms_agentic.adapters.loops import check_response
 
 Record = dict[str, Any]
@@ -52,10 +52,6 @@ ProcessResults = Callable[[Mapping[str, Any], list[Any]], dict[str, Any]]
 def response_text(results: Sequence[Any]) -> object:
     """The model's reply for a `generate_until` document (lmms-eval passes a one-element list)."""
     return results[0] if results else ""
-
-
-def request_failed(response: object) -> bool:
-    return isinstance(response, str) and response.lstrip().startswith(REQUEST_FAILED_PREFIX)
 
 
 def loop_check(response: object, answered: bool) -> dict[str, object]:
