@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,7 +13,7 @@ from PIL import Image
 from lmms_agentic.tasks.agentx.tools import hooks, protocol
 from lmms_agentic.tasks.agentx.tools import runtime as runtime_module
 from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput, ToolUnavailable
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 DOC = {"gt_steps_flat_json": "[]"}
 DEEP = 100_000
@@ -54,14 +53,6 @@ REPLIES: list[tuple[str, str, str, str | None, str]] = [
      "first 100,000 characters"),
     ("10 MB of braces", "{" * 10_000_000, "invalid", None, "Invalid reply"),
 ]
-
-
-@pytest.fixture(scope="module")
-def runtime() -> Iterator[ToolRuntime]:
-    built = ToolRuntime(RuntimeConfig.from_env({}), sandbox_warm=0)
-    yield built
-    if built._sandbox is not None:
-        built._sandbox.close()
 
 
 def _utf8_json(state: dict[str, Any]) -> None:

@@ -5,28 +5,14 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from typing import Any
 
 import pytest
 
 from lmms_agentic.tasks.agentx.tools import execution, hooks, protocol
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 from .scripts import KWARGS, call, final, gold_script, play
-
-
-@pytest.fixture(scope="module")
-def docs() -> dict[str, dict[str, Any]]:
-    os.environ.setdefault("LMMS_AGENTIC_DATA", "mini")
-    from lmms_agentic.tasks.agentx import hooks as agentx_hooks
-
-    return {row["id"]: dict(row) for row in agentx_hooks.all_docs()}
-
-
-@pytest.fixture(scope="module")
-def runtime() -> ToolRuntime:
-    return ToolRuntime(RuntimeConfig.from_env({}), sandbox_warm=0)
 
 
 def test_gold_policy_runs_real_local_tools_and_replays_the_rest(docs: dict[str, Any], runtime: ToolRuntime) -> None:

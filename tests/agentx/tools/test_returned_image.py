@@ -9,7 +9,6 @@ import functools
 import hashlib
 import io
 import json
-import os
 import struct
 import zlib
 from typing import Any
@@ -19,7 +18,7 @@ from PIL import Image, ImageFile
 
 from lmms_agentic.tasks.agentx.tools import hooks, returned_image
 from lmms_agentic.tasks.agentx.tools.returned_image import MAX_THUMBNAIL_BYTES, THUMBNAIL_SIDE, ReturnedImage
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
+from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 from .scripts import KWARGS, call, gold_script
 
@@ -99,19 +98,6 @@ def test_untrusted_sizes_and_digests_are_dropped() -> None:
     found = returned_image.read({"png_b64": VALID, "width": True, "height": 10**9, "pixels_sha256": "</script>"})
     assert isinstance(found, ReturnedImage) and (found.width, found.height, found.sha256) == (None, None, None)
     assert returned_image.read({"error": "a 0x5 image is not logged"}) == "not logged: a 0x5 image is not logged"
-
-
-@pytest.fixture(scope="module")
-def docs() -> dict[str, dict[str, Any]]:
-    os.environ.setdefault("LMMS_AGENTIC_DATA", "mini")
-    from lmms_agentic.tasks.agentx import hooks as agentx_hooks
-
-    return {row["id"]: dict(row) for row in agentx_hooks.all_docs()}
-
-
-@pytest.fixture(scope="module")
-def runtime() -> ToolRuntime:
-    return ToolRuntime(RuntimeConfig.from_env({}), sandbox_warm=0)
 
 
 def test_the_round_logs_the_image_the_tool_returned(docs: dict[str, Any], runtime: ToolRuntime) -> None:
