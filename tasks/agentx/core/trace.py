@@ -1,4 +1,5 @@
 """Agent-X tool-use trace parsing: one model response -> steps, final answer, parse path, failure class.
+``trace_from_object`` reads an object that was never text (an executed episode) the same way, without step 1.
 
 Owns reading the trace object (`ParsedTrace`), the tool-name resolution and the tool-set scores.  Finding the object
 in the reply, safely and in bounded time, is `core/trace_search.py` (SAFETY, COST and the search order are described
@@ -44,7 +45,7 @@ from typing import Any
 
 from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX, answer_text
 from lmms_agentic.tasks.agentx.core.failure_rules import invalid_json_format
-from lmms_agentic.tasks.agentx.core.trace_search import find_trace_object
+from lmms_agentic.tasks.agentx.core.trace_search import _plain, find_trace_object
 
 FAILURES = ("no_output", "invalid_json", "multiple_tools_in_step", "unknown_tool", "missing_final_answer")
 PARSE_FAILURES = ("no_output", "invalid_json")
@@ -276,6 +277,24 @@ def parse_trace(text: object, tool_names: Sequence[str], aliases: Mapping[str, s
     if found is None:
         return _empty("none", "invalid_json")
     data, parse_path = found
+    return _read_object(data, parse_path, tool_names, aliases)
+
+
+def trace_from_object(data: Mapping[str, Any], tool_names: Sequence[str], aliases: Mapping[str, str],
+                      parse_path: str = "object") -> ParsedTrace:
+    """The trace of an object that was never text (an executed episode in the record shape): read exactly as
+    ``parse_trace`` reads the object it finds, after the same JSON-able copy (non-finite floats as text, at most
+    ``trace_search.MAX_DEPTH`` levels, else failure invalid_json), but with no ``<think>`` handling and no search:
+    every string reaches the steps, the final answer and the judge's record as it is."""
+    try:
+        plain = _plain(dict(data))
+    except (ValueError, RecursionError):
+        return _empty("none", "invalid_json")
+    return _read_object(plain, parse_path, tool_names, aliases)
+
+
+def _read_object(data: dict[str, Any], parse_path: str, tool_names: Sequence[str],
+                 aliases: Mapping[str, str]) -> ParsedTrace:
     steps = tuple(_read_step(i, step, tool_names, aliases) for i, step in enumerate(_raw_steps(data), start=1))
     value, justification = _read_final(data)
     flags = {

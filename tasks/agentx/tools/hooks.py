@@ -8,7 +8,9 @@ context; called with `previous_output`/`round_idx`/`previous_round_info` it appl
 loop, which `doc_to_text` asks for with `batched_rounds` (`adapters/agentic/`), lowers `max_steps` to lmms-eval's
 limit, so the task always ends the episode and stores its whole record; the state keeps the limit it ran under).
 `process_results` rebuilds the executed trace in the one-shot Agent-X record shape (each call a step whose
-`tool_output` is the real observation) and scores it with the existing path: the core's deterministic fields
+`tool_output` is the real observation), reads it as an object (`trace.trace_from_object`, parse_path
+`episode`: no JSON text in between, so a `<think>` marker in a thought or an observation stays text) and scores
+it with the existing path: the core's deterministic fields
 (`core/scoring.py`), the ten judged metrics (`judge.py`, so the judge sees the real outputs), plus the execution
 summary (`execution.py`).  `process_docs` only loads the documents: the round loop makes the tool runtime
 (`prepare_episodes`) and the plugin writes its facts into the results file (`results_facts`).  The documents
@@ -33,7 +35,7 @@ from lmms_agentic.tasks.agentx import hooks as agentx_hooks
 from lmms_agentic.tasks.agentx.core import metrics, release_data
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK
 from lmms_agentic.tasks.agentx.core.scoring import score_trace
-from lmms_agentic.tasks.agentx.core.trace import parse_trace
+from lmms_agentic.tasks.agentx.core.trace import trace_from_object
 from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
 from lmms_agentic.tasks.agentx.tools import EXECUTION_METRICS, execution, protocol
 from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, default_runtime
@@ -150,8 +152,8 @@ def record(doc: Mapping[str, Any], results: list[Any], judge: bool = True,
         episode_error = "the response holds no agentx_tools episode (was the task run with generate_until_agentic?)"
         state = protocol.new_state(0)
     limit = int(state.get("max_steps") or max_steps(kwargs))
-    trace = parse_trace(json.dumps(executed_trace(state), ensure_ascii=False), release_data.TOOL_NAMES,
-                        release_data.LEGACY_ALIASES)
+    trace = trace_from_object(executed_trace(state), release_data.TOOL_NAMES, release_data.LEGACY_ALIASES,
+                              parse_path="episode")
     scored = score_trace(doc, trace)
     blocker = doc.get("judge_blocker") or ""
     judged: dict[str, Any] = judge_doc(doc, scored["prediction"]) if judge else {}
