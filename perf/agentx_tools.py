@@ -203,7 +203,7 @@ def measure(repeats: int = REPEATS) -> dict[str, Any]:
     instant tools, alternating `repeats` times, on the same 64 episodes (call inside `bench_environment`)."""
     from lmms_agentic.adapters.agentic.loop import lmms_eval_loop, run_generate_until_agentic
     from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
-    from lmms_agentic.tasks.agentx.tools.runtime import default_runtime, reset_default_runtime
+    from lmms_agentic.tasks.agentx.tools.toolset import default_runtime, reset_default_runtime
 
     reset_default_runtime()  # configured from this environment
     _run_generate_until_agentic = lmms_eval_loop()  # lmms-eval's own, even if the batched loop is installed

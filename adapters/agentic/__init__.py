@@ -7,5 +7,9 @@
 - `cohorts`: which unfinished episodes go in each model call, and how tool steps overlap model calls.
 - `switch`: which of the two loops runs (`LMMS_AGENTIC_AGENTIC_BATCH`), installed once by the plugin at start-up
   (`lmms_agentic.harness.host`), and what the results file records about it.
+- the tool runtime: `tool_runtime` (one call -> one observation: limits, pool, memo (`tool_memo`), secret scrubbing,
+  infrastructure failures; a benchmark registers its `Toolset`), `tool_config` (backends per tool from the
+  benchmark's variables), `tool_availability` (the tool server's start-up check, failure counts), `tool_client` (the
+  `remote` backend: tool-server client and wire format), `tool_io` (calls, outputs, limits, tool errors).
 A benchmark brings only its episode hook (tool definitions, protocol) and its scoring; nothing here knows one.
 """

@@ -108,9 +108,9 @@ def finished_rate(items: Sequence[Any]) -> float:
 
 def failure_lines(failures: Mapping[str, Mapping[str, int]]) -> list[str]:
     """The end-of-run warning per tool that failed for infrastructure reasons, logged once per line per process."""
-    from lmms_agentic.tasks.agentx.tools.availability import summary
+    from lmms_agentic.adapters.agentic.tool_availability import summary
 
-    lines = summary(failures)
+    lines = summary(failures, RUNTIME_KEY)
     for line in lines:
         if line not in _warned:
             _warned.add(line)

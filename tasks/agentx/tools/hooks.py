@@ -30,6 +30,7 @@ from PIL import Image
 
 from lmms_agentic.adapters import provenance
 from lmms_agentic.adapters.agentic.steps import batched_rounds
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.judges.client import default_client
 from lmms_agentic.tasks.agentx import hooks as agentx_hooks
 from lmms_agentic.tasks.agentx.core import metrics, release_data
@@ -38,7 +39,7 @@ from lmms_agentic.tasks.agentx.core.scoring import score_trace
 from lmms_agentic.tasks.agentx.core.trace import trace_from_object
 from lmms_agentic.tasks.agentx.judge import judge_doc, style_for
 from lmms_agentic.tasks.agentx.tools import EXECUTION_METRICS, execution, protocol
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime, default_runtime
+from lmms_agentic.tasks.agentx.tools.toolset import default_runtime
 
 DEFAULT_MAX_STEPS = protocol.DEFAULT_MAX_STEPS
 LOOP_REPEATS = 3

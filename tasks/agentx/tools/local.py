@@ -27,27 +27,13 @@ import re
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image, ImageDraw, ImageFont
 
+from lmms_agentic.adapters.agentic.tool_io import Limits, ToolError, ToolOutput, ToolUnavailable
 from lmms_agentic.tasks.agentx.tools.calculator import CalculatorError, parse
-from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox, SandboxResult
-
-
-class ToolError(Exception):
-    """A call that ran but failed; the message becomes the observation ("Error: ...")."""
-
-
-class ToolUnavailable(ToolError):
-    """The tool cannot run here (no sandbox); the message starts "unavailable: no sandbox (...)"."""
-
-
-@dataclass(frozen=True)
-class ToolOutput:
-    text: str
-    image: Image.Image | None = None
+from lmms_agentic.tasks.agentx.tools.sandbox import Sandbox, SandboxResult
 
 
 # ------------------------------------------------------------------ sandboxed code

@@ -43,10 +43,10 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.tool_io import ToolInfrastructureError, ToolOutput
 from lmms_agentic.judges.secrets import redactor
 from lmms_agentic.judges.transport import ReplyTooLarge, build_http, exchange
-from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError
-from lmms_agentic.tasks.agentx.tools.local import ToolOutput, parse_bbox
+from lmms_agentic.tasks.agentx.tools.local import parse_bbox
 
 ENV_DETECTOR = "LMMS_AGENTIC_AGENTX_DETECTOR"
 ENV_THRESHOLD = "LMMS_AGENTIC_AGENTX_DETECTOR_THRESHOLD"

@@ -33,9 +33,9 @@ from typing import Any
 from PIL import Image
 
 from lmms_agentic.adapters.agentic.steps import utf8_text
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import returned_image
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue_text
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 PROTOCOL_VERSION = "1"
 MAX_REPLY_CHARS = 100_000

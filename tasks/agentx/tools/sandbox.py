@@ -40,6 +40,7 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.tool_io import Limits
 from lmms_agentic.tasks.agentx.tools import isolation
 
 WORKER = Path(__file__).with_name("sandbox_worker.py")
@@ -51,15 +52,6 @@ MAX_PLOT_SIDE = 4096
 _PNG = b"\x89PNG\r\n\x1a\n"
 log = logging.getLogger(__name__)
 _warned: set[str] = set()
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-call limits of one sandboxed tool."""
-
-    wall_s: float = 10.0
-    cpu_s: int = 5
-    mem_mb: int = 1024
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Owns the socket side: the handler, the threaded server with its connection cap, 
 (`server_http.ServerLimits`), `ToolServer` (a background thread, for tests and notebooks) and `serve` (the
 command).  The server executes with its own runtime (its `LMMS_AGENTIC_AGENTX_TOOLS`, default: local tools
 local, the model tools on `model`); `remote` on the server side is refused.  At start-up it checks what it can run
-(`availability.unready`: settings, packages, the sandbox; `replay` never runs here) and offers only that: the
+(`toolset.AgentXTools.unready`: settings, packages, the sandbox; `replay` never runs here) and offers only that: the
 others are printed with their reason, listed under `unavailable`, and a call to one gets a 503 JSON error.
 
 Security: the Solver and CodePlotter tools run code, so the server binds 127.0.0.1 unless told otherwise and
@@ -42,11 +42,11 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.tool_client import DeadlineReader, ImageRefused, decode_image, encode_image
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.judges.secrets import Redactor, redactor
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue
-from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, DeadlineReader, ImageRefused, decode_image, encode_image
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
-from lmms_agentic.tasks.agentx.tools.runtime_config import RuntimeConfig
+from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN
 from lmms_agentic.tasks.agentx.tools.server_http import (
     Budget,
     HttpError,
@@ -58,6 +58,7 @@ from lmms_agentic.tasks.agentx.tools.server_http import (
     load_token,
     parse_call,
 )
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 DEFAULT_PORT = 8765
 _LINGER_S, _LINGER_BYTES = 2.0, 8 << 20
@@ -206,7 +207,7 @@ class _Server(ThreadingHTTPServer):
 
     def offered(self) -> dict[str, str]:
         """The tools this server runs -> their backend (those it cannot run are in `unready`)."""
-        return {tool: backend for tool, backend in self.runtime.config.backends.items() if tool not in self.unready}
+        return {tool: backend for tool, backend in self.runtime.backends.items() if tool not in self.unready}
 
     @contextlib.contextmanager
     def worker(self, wait_s: float) -> Iterator[None]:
@@ -264,7 +265,7 @@ class ToolServer:
 
     def __init__(self, runtime: ToolRuntime, host: str = "127.0.0.1", port: int = 0, token: str | None = None,
                  limits: ServerLimits | None = None) -> None:
-        if "remote" in runtime.config.backends.values():
+        if "remote" in runtime.backends.values():
             raise ValueError("a tool server cannot forward to another tool server: set its tools to local/model")
         secret = (os.environ.get(ENV_TOKEN, "") if token is None else token).strip()
         check_token(secret)
@@ -302,7 +303,7 @@ def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, token_file: Path | 
     token = load_token(token_file)
     check_bind(host, token)
     limits = ServerLimits(max_workers=max_workers)
-    server = ToolServer(ToolRuntime(RuntimeConfig.from_env(server_side=True)), host, port, token, limits)
+    server = ToolServer(agentx_runtime(config_from_env(server_side=True)), host, port, token, limits)
     access = "bearer token required" if server.token_required else "no token (loopback only)"
     print(f"Agent-X tool server on {server.url} ({access}; {limits.max_workers} workers, bodies up to "
           f"{limits.max_body >> 20} MiB, images up to {limits.max_pixels // 1_000_000} MP)", flush=True)

@@ -22,7 +22,8 @@ from email.message import Message
 from pathlib import Path
 from typing import Any
 
-from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, MAX_IMAGE_PIXELS, MAX_MESSAGE_BYTES
+from lmms_agentic.adapters.agentic.tool_client import MAX_IMAGE_PIXELS, MAX_MESSAGE_BYTES
+from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN
 
 MIN_TOKEN_CHARS = 16
 TOKEN_HINT = (f"set {ENV_TOKEN} or pass --token-file PATH (a file holding the token, e.g. written by "

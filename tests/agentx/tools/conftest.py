@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import isolation
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
 from lmms_agentic.tasks.agentx.tools.sandbox import Sandbox
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,6 @@ def docs() -> dict[str, dict[str, Any]]:
 @pytest.fixture(scope="module")
 def runtime() -> Iterator[ToolRuntime]:
     """A tool runtime with the default backends and no pre-started sandbox (closed with the module)."""
-    built = ToolRuntime(RuntimeConfig.from_env({}), sandbox_warm=0)
+    built = agentx_runtime(config_from_env({}), sandbox_warm=0)
     yield built
-    if built._sandbox is not None:
-        built._sandbox.close()
+    built.close()

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import lmms_agentic
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import catalogue
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 MINI = Path(lmms_agentic.tasks_dir()) / "agentx" / "data" / "mini"
 KWARGS = {"max_steps": 4, "video_mode": "frames", "n_frames": 8}

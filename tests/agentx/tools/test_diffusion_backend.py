@@ -16,10 +16,11 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.adapters import provenance
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import execution, hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.model_tools import DIFFUSION_SEED, ENV_DIFFUSION, ENV_DIFFUSION_EDIT, ModelTools
-from lmms_agentic.tasks.agentx.tools.runtime import RESULTS_KEY, ToolRuntime, reset_default_runtime
+from lmms_agentic.tasks.agentx.tools.toolset import RESULTS_KEY, agentx_runtime, reset_default_runtime, tools_of
 
 diffusers = pytest.importorskip("diffusers", reason="diffusers is not installed: pip install -e '.[tools]'")
 torch = pytest.importorskip("torch")
@@ -89,7 +90,7 @@ def configured(checkpoints: dict[str, Path], monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv(ENV_DIFFUSION, str(checkpoints["sd"]))
     monkeypatch.setenv(ENV_DIFFUSION_EDIT, str(checkpoints["edit"]))
     reset_default_runtime()
-    runtime = ToolRuntime(sandbox_warm=0)
+    runtime = agentx_runtime(sandbox_warm=0)
     yield runtime
     reset_default_runtime()
 
@@ -190,7 +191,7 @@ def test_the_declared_settings_are_the_ones_used_and_recorded(configured: ToolRu
     for tool, arguments in (("ImageGenerator", {"keywords": "a lighthouse"}),
                             ("ImageStylization", {"image": "image_1", "instruction": "make it night"})):
         configured.execute({}, _bound(tool, arguments), [frame])  # loads the pipeline
-        scheduler = configured.models.pipeline(tool).pipe.scheduler
+        scheduler = tools_of(configured).models.pipeline(tool).pipe.scheduler
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(scheduler, "set_timesteps", scheduled(tool, scheduler.set_timesteps))
             first = configured.execute({}, _bound(tool, arguments), [frame])
@@ -198,8 +199,8 @@ def test_the_declared_settings_are_the_ones_used_and_recorded(configured: ToolRu
         assert first.status == second.status == "ok" and first.image is not None and second.image is not None
         assert np.array_equal(_pixels(first.image), _pixels(second.image))  # the same seed, the same pixels
 
-        settings = configured.models.diffusion_settings()[tool]
-        pipe = configured.models.pipeline(tool).pipe
+        settings = tools_of(configured).models.diffusion_settings()[tool]
+        pipe = tools_of(configured).models.pipeline(tool).pipe
         direct = {"prompt": next(iter(arguments.values())) if tool == "ImageGenerator" else arguments["instruction"],
                   **({"image": frame} if tool == "ImageStylization" else {}),
                   **{k: v for k, v in settings.items() if k.endswith(("steps", "scale"))},
@@ -207,7 +208,8 @@ def test_the_declared_settings_are_the_ones_used_and_recorded(configured: ToolRu
         expected = pipe(**direct).images[0].resize(first.image.size, Image.Resampling.BICUBIC)
         assert np.array_equal(_pixels(first.image), _pixels(expected))  # exactly these settings made the image
 
-    generator, stylization = (configured.models.diffusion_settings()[t] for t in ("ImageGenerator", "ImageStylization"))
+    declared = tools_of(configured).models.diffusion_settings()
+    generator, stylization = (declared[t] for t in ("ImageGenerator", "ImageStylization"))
     assert generator == {"variable": ENV_DIFFUSION, "checkpoint": str(checkpoints["sd"]),
                          "pipeline": "StableDiffusionPipeline", "num_inference_steps": 50, "guidance_scale": 7.5,
                          "seed": 0}  # the pipeline's own defaults, passed explicitly
@@ -254,7 +256,7 @@ def test_a_missing_checkpoint_is_unavailable_and_the_reason_names_the_path_and_v
     monkeypatch.setenv("LMMS_AGENTIC_AGENTX_TOOLS", TOOLS_ON_MODEL)
     monkeypatch.setenv(ENV_DIFFUSION, str(missing))
     monkeypatch.delenv(ENV_DIFFUSION_EDIT, raising=False)
-    runtime = ToolRuntime(sandbox_warm=0)
+    runtime = agentx_runtime(sandbox_warm=0)
     observed = runtime.execute({}, _bound("ImageGenerator", {"keywords": "a cat"}, n_visuals=0), [])
     assert observed.status == "unavailable" and observed.text == "ImageGenerator is unavailable right now."
     assert observed.reason == f"the diffusion checkpoint {str(missing)!r} ({ENV_DIFFUSION}) is not a folder"

@@ -15,9 +15,9 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.adapters.agentic import switch
+from lmms_agentic.adapters.agentic.tool_runtime import Observation
 from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
-from lmms_agentic.tasks.agentx.tools.runtime import Observation
 
 from .scripts import final
 from .test_e2e import _comparable

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from lmms_agentic.adapters.agentic import tool_runtime
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import hooks, protocol
-from lmms_agentic.tasks.agentx.tools import runtime as runtime_module
+from lmms_agentic.tasks.agentx.tools import toolset as toolset_module
 from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput, ToolUnavailable
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 DOC = {"gt_steps_flat_json": "[]"}
 DEEP = 100_000
@@ -97,7 +98,7 @@ def test_a_tool_raising_anything_is_an_error_observation(error: BaseException, r
     def raising(*args: Any, **kwargs: Any) -> ToolOutput:
         raise error
 
-    monkeypatch.setattr(runtime_module, "run_local", raising)
+    monkeypatch.setattr(toolset_module, "run_local", raising)
     runtime.clear_memo()
     entry, state = _step('{"tool": "Calculator", "arguments": {"expression": "6*7"}}', runtime)
     assert entry["kind"] == "call" and entry["status"] == "error", entry["observation"]
@@ -114,7 +115,7 @@ def test_an_exception_whose_message_fails_is_still_an_observation(runtime: ToolR
     def raising(*args: Any, **kwargs: Any) -> ToolOutput:
         raise Unprintable
 
-    monkeypatch.setattr(runtime_module, "run_local", raising)
+    monkeypatch.setattr(toolset_module, "run_local", raising)
     runtime.clear_memo()
     entry, _ = _step('{"tool": "Calculator", "arguments": {"expression": "6*8"}}', runtime)
     assert entry["status"] == "error" and "Unprintable" in entry["observation"]
@@ -125,17 +126,17 @@ def test_a_keyboard_interrupt_inside_a_tool_stops_the_run(runtime: ToolRuntime,
     def interrupted(*args: Any, **kwargs: Any) -> ToolOutput:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runtime_module, "run_local", interrupted)
+    monkeypatch.setattr(toolset_module, "run_local", interrupted)
     runtime.clear_memo()
     with pytest.raises(KeyboardInterrupt):
         _step('{"tool": "Calculator", "arguments": {"expression": "6*9"}}', runtime)
 
 
 def test_tool_output_text_is_utf8_and_capped(runtime: ToolRuntime, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime_module, "run_local", lambda *a, **k: ToolOutput("\ud800" * 50_000))
+    monkeypatch.setattr(toolset_module, "run_local", lambda *a, **k: ToolOutput("\ud800" * 50_000))
     runtime.clear_memo()
     entry, state = _step('{"tool": "Calculator", "arguments": {"expression": "1"}}', runtime)
-    assert entry["status"] == "ok" and len(entry["observation"]) <= runtime_module.MAX_OBSERVATION + 20
+    assert entry["status"] == "ok" and len(entry["observation"]) <= tool_runtime.MAX_OBSERVATION + 20
     _utf8_json(state)
 
 
@@ -172,7 +173,7 @@ def test_an_unavailable_tool_is_unavailable_and_not_memoised(runtime: ToolRuntim
         calls.append(tool)
         raise ToolUnavailable("no sandbox here")
 
-    monkeypatch.setattr(runtime_module, "run_local", unavailable)
+    monkeypatch.setattr(toolset_module, "run_local", unavailable)
     runtime.clear_memo()
     for _ in range(2):
         entry, _ = _step('{"tool": "Calculator", "arguments": {"expression": "2+3"}}', runtime)

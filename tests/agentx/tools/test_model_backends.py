@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.tool_io import ToolInfrastructureError
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
-from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError
 from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
 from lmms_agentic.tasks.agentx.tools.server import ToolServer
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 
 def _bytes_to_unicode() -> list[str]:
@@ -90,12 +90,12 @@ def test_describers_use_an_openai_compatible_endpoint() -> None:
 
 
 def test_tool_server_on_loopback_runs_tools_for_a_remote_runtime() -> None:
-    server_runtime = ToolRuntime(RuntimeConfig.from_env({}, server_side=True), sandbox_warm=0)
+    server_runtime = agentx_runtime(config_from_env({}, server_side=True), sandbox_warm=0)
     server = ToolServer(server_runtime).start()
     try:
-        config = RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "DrawBoundingBox=remote,Calculator=remote",
+        config = config_from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "DrawBoundingBox=remote,Calculator=remote",
                                          "LMMS_AGENTIC_AGENTX_TOOL_SERVER": server.url})
-        client = ToolRuntime(config, sandbox_warm=0)
+        client = agentx_runtime(config, sandbox_warm=0)
         client.check_server()
         image = Image.new("RGB", (50, 50), "white")
         call = bind("DrawBoundingBox", {"image": "image_1", "bbox": "(5, 5, 20, 20)"}, 1, 1)
@@ -109,7 +109,7 @@ def test_tool_server_on_loopback_runs_tools_for_a_remote_runtime() -> None:
         assert failed.status == "error" and "ZeroDivisionError" in failed.text
     finally:
         server.stop()
-    unreachable = ToolRuntime(RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote",
+    unreachable = agentx_runtime(config_from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote",
                                                       "LMMS_AGENTIC_AGENTX_TOOL_SERVER": server.url}),
                               sandbox_warm=0).execute({"gt_steps_flat_json": "[]"}, bad, [image])
     assert unreachable.status == "unavailable" and unreachable.text == "Calculator is unavailable right now."
@@ -121,11 +121,11 @@ def test_tool_server_on_loopback_runs_tools_for_a_remote_runtime() -> None:
     ("Calculator=gpu", "backend"), ("Nope=local", "bad entry")])
 def test_bad_backend_configuration_is_one_clear_line(setting: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": setting})
+        config_from_env({"LMMS_AGENTIC_AGENTX_TOOLS": setting})
 
 
 def test_star_remote_leaves_the_replay_only_tools_on_replay() -> None:
-    config = RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote,OCR=local",
+    config = config_from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=remote,OCR=local",
                                      "LMMS_AGENTIC_AGENTX_TOOL_SERVER": "http://127.0.0.1:9"})
     assert config.backends["MathOCR"] == config.backends["WebSearch"] == "replay"  # no server runs them
     assert config.backends["SceneDescriber"] == config.backends["Solver"] == "remote"

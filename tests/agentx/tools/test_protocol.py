@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import execution, hooks, protocol
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 from .scripts import KWARGS, call, final, gold_script, play
 

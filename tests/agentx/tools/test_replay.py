@@ -16,7 +16,7 @@ import pytest
 
 from lmms_agentic.tasks.agentx.tools import replay
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind, catalogue
-from lmms_agentic.tasks.agentx.tools.runtime import RuntimeConfig, ToolRuntime
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 from .scripts import gold_arguments, gold_steps, mini_records
 
@@ -148,7 +148,7 @@ def test_a_gold_step_replays_once(form: str) -> None:
 
 def test_one_text_for_every_unmatched_call(mini: dict[str, Any]) -> None:
     """Task "9" uses WebSearch but not MathOCR: both misses read the same, apart from the (model's own) tool name."""
-    runtime = ToolRuntime(RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=replay"}), sandbox_warm=0)
+    runtime = agentx_runtime(config_from_env({"LMMS_AGENTIC_AGENTX_TOOLS": "*=replay"}), sandbox_warm=0)
     from lmms_agentic.tasks.agentx.tools.hooks import input_visuals
 
     visuals = input_visuals(mini["9"])

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from PIL import Image, ImageFile
 
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.tasks.agentx.tools import hooks, returned_image
 from lmms_agentic.tasks.agentx.tools.returned_image import MAX_THUMBNAIL_BYTES, THUMBNAIL_SIDE, ReturnedImage
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
 
 from .scripts import KWARGS, call, gold_script
 

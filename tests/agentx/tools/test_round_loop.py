@@ -16,9 +16,9 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.adapters.agentic import loop, switch
+from lmms_agentic.adapters.agentic.tool_runtime import Observation
 from lmms_agentic.tasks.agentx.tools import hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall
-from lmms_agentic.tasks.agentx.tools.runtime import Observation
 
 from .scripts import call, final
 

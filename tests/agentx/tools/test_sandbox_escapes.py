@@ -14,8 +14,8 @@ import pytest
 
 import lmms_agentic
 from lmms_agentic.tasks.agentx.tools import isolation, local
-from lmms_agentic.tasks.agentx.tools.runtime import LIMITS as TOOL_LIMITS
 from lmms_agentic.tasks.agentx.tools.sandbox import Limits, Sandbox
+from lmms_agentic.tasks.agentx.tools.toolset import LIMITS as TOOL_LIMITS
 
 if isolation.probe() is not None:
     pytest.skip(f"bubblewrap sandbox unavailable here: {isolation.probe()}", allow_module_level=True)

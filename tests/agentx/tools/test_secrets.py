@@ -16,14 +16,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from lmms_agentic.adapters.agentic import tool_runtime
+from lmms_agentic.adapters.agentic.tool_config import RuntimeConfig
+from lmms_agentic.adapters.agentic.tool_runtime import MEMO_BYTES, Observation, ToolRuntime
 from lmms_agentic.judges.secrets import secret_forms
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 from lmms_agentic.tasks.agentx.tools import model_tools
-from lmms_agentic.tasks.agentx.tools import runtime as runtime_module
+from lmms_agentic.tasks.agentx.tools import toolset as toolset_module
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.local import ToolError, ToolOutput
 from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
-from lmms_agentic.tasks.agentx.tools.runtime import MEMO_BYTES, Observation, RuntimeConfig, ToolRuntime
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime
 
 DOC = {"gt_steps_flat_json": "[]"}
 IMAGE = Image.new("RGB", (24, 24), "white")
@@ -94,11 +97,11 @@ def test_no_backend_ever_shows_a_secret(echo_vlm: ScriptedJudgeServer, key: str,
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
-        patch.setattr(runtime_module, "run_local", output)
-        patch.setattr(runtime_module, "call_remote", lambda url, *a, **k: output(url, *a, **k))
-        patch.setattr(runtime_module.replay_backend, "replay", replayed)
+        patch.setattr(toolset_module, "run_local", output)
+        patch.setattr(tool_runtime, "call_remote", lambda url, *a, **k: output(url, *a, **k))
+        patch.setattr(toolset_module.replay_backend, "replay", replayed)
         patch.setattr(ModelTools, "count", count)
-        runtime = ToolRuntime(RuntimeConfig(BACKENDS, server_url), sandbox_warm=0, models=ModelTools(dict(env)))
+        runtime = agentx_runtime(RuntimeConfig(BACKENDS, server_url), sandbox_warm=0, models=ModelTools(dict(env)))
         try:
             observed = {name: runtime.execute(DOC, call, [IMAGE]) for name, call in CALLS.items()}
         finally:
@@ -112,7 +115,7 @@ def test_no_backend_ever_shows_a_secret(echo_vlm: ScriptedJudgeServer, key: str,
 
 
 def _runtime(environ: Mapping[str, str], backends: Mapping[str, str] | None = None, **kwargs: Any) -> ToolRuntime:
-    return ToolRuntime(RuntimeConfig(backends or {"SceneDescriber": "model"}), sandbox_warm=0,
+    return agentx_runtime(RuntimeConfig(backends or {"SceneDescriber": "model"}), sandbox_warm=0,
                        models=ModelTools(dict(environ)), **kwargs)
 
 
@@ -220,11 +223,11 @@ def test_output_images_are_capped_on_every_backend(backend: str, monkeypatch: py
     def produce(*args: Any, **kwargs: Any) -> ToolOutput:
         return ToolOutput("an image", big)
 
-    monkeypatch.setattr(runtime_module, "run_local", produce)
-    monkeypatch.setattr(runtime_module, "call_remote", produce)
+    monkeypatch.setattr(toolset_module, "run_local", produce)
+    monkeypatch.setattr(tool_runtime, "call_remote", produce)
     monkeypatch.setattr(ModelTools, "run", produce)
     tool = "ImageStylization" if backend == "model" else "DrawBoundingBox"
-    runtime = ToolRuntime(RuntimeConfig({tool: backend}, "http://127.0.0.1:9"), sandbox_warm=0)
+    runtime = agentx_runtime(RuntimeConfig({tool: backend}, "http://127.0.0.1:9"), sandbox_warm=0)
     arguments = {"image": "image_1", "instruction": "paint"} if backend == "model" else \
         {"image": "image_1", "bbox": "(1, 1, 9, 9)"}
     refused = runtime.execute(DOC, _call(tool, arguments), [IMAGE])

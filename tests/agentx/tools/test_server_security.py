@@ -24,14 +24,15 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.tool_runtime import Observation, ToolRuntime
 from lmms_agentic.judges.secrets import redactor
 from lmms_agentic.tasks.agentx.tools import server as server_module
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.local import ToolError
 from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, call_remote
-from lmms_agentic.tasks.agentx.tools.runtime import Observation, RuntimeConfig, ToolRuntime
 from lmms_agentic.tasks.agentx.tools.server import ToolServer
 from lmms_agentic.tasks.agentx.tools.server_http import ServerLimits, check_bind, is_loopback
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 TOKEN = "test-token-0123456789abcdef"
 ROOT = Path(__file__).resolve().parents[3]
@@ -44,7 +45,7 @@ def _call(tool: str = "Calculator", arguments: dict[str, object] | None = None, 
 
 
 def _runtime() -> ToolRuntime:
-    return ToolRuntime(RuntimeConfig.from_env({}, server_side=True), sandbox_warm=0)
+    return agentx_runtime(config_from_env({}, server_side=True), sandbox_warm=0)
 
 
 def _exchange(port: int, request: bytes, timeout: float = 15.0,

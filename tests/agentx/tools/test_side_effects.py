@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from lmms_agentic.adapters import provenance
+from lmms_agentic.adapters.agentic import tool_runtime
 from lmms_agentic.tasks.agentx.tools import execution, hooks
-from lmms_agentic.tasks.agentx.tools import runtime as runtime_module
 
 from ...conftest import placeholder
 
@@ -17,12 +17,12 @@ def test_document_loading_makes_no_runtime_and_patches_nothing(monkeypatch: pyte
     import lmms_eval.evaluator as evaluator
 
     loop = evaluator._run_generate_until_agentic
-    monkeypatch.setattr(runtime_module, "_DEFAULT", None)
+    monkeypatch.setattr(tool_runtime, "_DEFAULTS", {})
     monkeypatch.setenv("LMMS_AGENTIC_DATA", "mini")
     provenance.clear()
     manifest = placeholder("agentx")
     assert len(hooks.docs_text_answer(manifest)) == 8 and len(hooks.docs_generative(manifest)) == 2
-    assert runtime_module._DEFAULT is None and evaluator._run_generate_until_agentic is loop
+    assert tool_runtime.default_made("agentx_tools") is None and evaluator._run_generate_until_agentic is loop
     assert execution.RUNTIME_KEY not in provenance.collected()
     provenance.clear()
 

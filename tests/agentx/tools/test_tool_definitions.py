@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from lmms_agentic.adapters.agentic.tool_io import ToolInfrastructureError
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
-from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError
 from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
 
 

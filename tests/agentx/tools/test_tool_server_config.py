@@ -17,15 +17,16 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.adapters import provenance
+from lmms_agentic.adapters.agentic.tool_config import RuntimeConfig
+from lmms_agentic.adapters.agentic.tool_io import ToolInfrastructureError, ToolServerError
+from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 from lmms_agentic.tasks.agentx.tools import execution, hooks
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
-from lmms_agentic.tasks.agentx.tools.errors import ToolInfrastructureError, ToolServerError
 from lmms_agentic.tasks.agentx.tools.model_tools import ModelTools
 from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, call_remote, server_tools
-from lmms_agentic.tasks.agentx.tools.runtime import ToolRuntime
-from lmms_agentic.tasks.agentx.tools.runtime_config import RuntimeConfig
 from lmms_agentic.tasks.agentx.tools.server import ToolServer
+from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 from ...conftest import run_lmms_eval
 from .scripts import call, final, gold_script, play, write
@@ -44,7 +45,7 @@ def _scene() -> BoundCall:
 
 def _server(environ: dict[str, str]) -> ToolServer:
     """A tool server configured only by `environ` (its tools and model settings), on an ephemeral port."""
-    runtime = ToolRuntime(RuntimeConfig.from_env(environ, server_side=True), sandbox_warm=0,
+    runtime = agentx_runtime(config_from_env(environ, server_side=True), sandbox_warm=0,
                           models=ModelTools(environ))
     return ToolServer(runtime, token=TOKEN).start()
 
@@ -61,7 +62,7 @@ def bare_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[ToolServer]:
 
 
 def _client(setting: str, url: str, **kwargs: Any) -> ToolRuntime:
-    return ToolRuntime(RuntimeConfig.from_env({"LMMS_AGENTIC_AGENTX_TOOLS": setting,
+    return agentx_runtime(config_from_env({"LMMS_AGENTIC_AGENTX_TOOLS": setting,
                                                "LMMS_AGENTIC_AGENTX_TOOL_SERVER": url}), sandbox_warm=0, **kwargs)
 
 
@@ -110,7 +111,7 @@ def test_an_unreachable_server_stops_the_run_at_start_up() -> None:
 
 
 def test_a_missing_model_setting_is_unavailable_with_a_neutral_observation() -> None:
-    runtime = ToolRuntime(RuntimeConfig({"SceneDescriber": "model"}), sandbox_warm=0, models=ModelTools({}))
+    runtime = agentx_runtime(RuntimeConfig({"SceneDescriber": "model"}), sandbox_warm=0, models=ModelTools({}))
     seen = runtime.execute(DOC, _scene(), [IMAGE])
     assert seen.status == "unavailable" and seen.text == NEUTRAL
     assert seen.reason is not None and seen.reason.startswith("the model backend needs LMMS_AGENTIC_AGENTX_VLM")
@@ -155,7 +156,7 @@ def test_an_endpoint_down_mid_run_is_unavailable_not_a_tool_error(
             if server is not None:
                 runtime = _client("SceneDescriber=remote", server.url)
             else:
-                runtime = ToolRuntime(RuntimeConfig({"SceneDescriber": "model"}), sandbox_warm=0,
+                runtime = agentx_runtime(RuntimeConfig({"SceneDescriber": "model"}), sandbox_warm=0,
                                       models=ModelTools(_vlm_env(vlm.base_url)))
             runtime.check_server()
             first = runtime.execute(DOC, _scene(), [IMAGE])
