@@ -10,6 +10,7 @@
 - the tool runtime: `tool_runtime` (one call -> one observation: limits, pool, memo (`tool_memo`), secret scrubbing,
   infrastructure failures; a benchmark registers its `Toolset`), `tool_config` (backends per tool from the
   benchmark's variables), `tool_availability` (the tool server's start-up check, failure counts), `tool_client` (the
-  `remote` backend: tool-server client and wire format), `tool_io` (calls, outputs, limits, tool errors).
+  `remote` backend: tool-server client and wire format), `tool_server_http` (a tool server's request limits and
+  token checks), `tool_io` (calls, outputs, limits, tool errors).
 A benchmark brings only its episode hook (tool definitions, protocol) and its scoring; nothing here knows one.
 """

@@ -1,5 +1,6 @@
-"""Agent-X's side of the `remote` backend: its token variable and the project's secret scrubber, bound to the shared
-client (`adapters/agentic/tool_client.py`, which owns the wire format, its limits and the client).
+"""Agent-X's side of the `remote` backend and its tool server: its token variable and the project's secret scrubber,
+bound to the shared client (`adapters/agentic/tool_client.py`, which owns the wire format, its limits and the
+client) and to the server's token checks (`TOKEN_RULE`, `adapters/agentic/tool_server_http.py`).
 
 `LMMS_AGENTIC_AGENTX_TOOL_TOKEN`, when set, is sent as a bearer token; every error text passes through
 `judges.secrets` (the server URL's credentials, the token, every secret of the environment).
@@ -15,8 +16,11 @@ from PIL import Image
 from lmms_agentic.adapters.agentic import tool_client
 from lmms_agentic.adapters.agentic.tool_client import CHECK_TIMEOUT_S, MAX_MESSAGE_BYTES, ServerAccess
 from lmms_agentic.adapters.agentic.tool_io import ToolCall, ToolOutput
+from lmms_agentic.adapters.agentic.tool_server_http import TokenRule
 
 ENV_TOKEN = "LMMS_AGENTIC_AGENTX_TOOL_TOKEN"
+TOKEN_RULE = TokenRule(ENV_TOKEN, "Agent-X tools", "the Solver tool")
+"""The tool server's token rule (`tool_server_http`): its variable and what a missing token exposes."""
 
 
 def access(url: str, environ: Mapping[str, str] | None = None) -> ServerAccess:

@@ -4,17 +4,18 @@
     LMMS_AGENTIC_AGENTX_TOOLS="*=remote" LMMS_AGENTIC_AGENTX_TOOL_SERVER=http://gpu-node:8765 lmms-eval ...
 
 Owns the socket side: the handler, the threaded server with its connection cap, worker slots and body budget
-(`server_http.ServerLimits`), `ToolServer` (a background thread, for tests and notebooks) and `serve` (the
-command).  The server executes with its own runtime (its `LMMS_AGENTIC_AGENTX_TOOLS`, default: local tools
-local, the model tools on `model`); `remote` on the server side is refused.  At start-up it checks what it can run
-(`toolset.AgentXTools.unready`: settings, packages, the sandbox; `replay` never runs here) and offers only that: the
-others are printed with their reason, listed under `unavailable`, and a call to one gets a 503 JSON error.
+(`ServerLimits` of the shared `adapters/agentic/tool_server_http.py`), `ToolServer` (a background thread, for tests
+and notebooks) and `serve` (the command).  The server executes with its own runtime (its
+`LMMS_AGENTIC_AGENTX_TOOLS`, default: local tools local, the model tools on `model`); `remote` on the server side is
+refused.  At start-up it checks what it can run (`toolset.AgentXTools.unready`: settings, packages, the sandbox;
+`replay` never runs here) and offers only that: the others are printed with their reason, listed under
+`unavailable`, and a call to one gets a 503 JSON error.
 
 Security: the Solver and CodePlotter tools run code, so the server binds 127.0.0.1 unless told otherwise and
 refuses a non-loopback address without a bearer token (`LMMS_AGENTIC_AGENTX_TOOL_TOKEN` or `--token-file`; never
 on the command line, where `ps` shows it), compared in constant time.  Every request is bounded before it is
-read (see `server_http`), every malformed one gets a 4xx JSON `{"error": ...}` and every failure a 500 JSON, and
-every reply's text passes through the project's redactor.
+read (see `tool_server_http`), every malformed one gets a 4xx JSON `{"error": ...}` and every failure a 500
+JSON, and every reply's text passes through the project's redactor.
 
 Protocol (JSON): `GET /v1/tools` -> `{"tools": {tool: backend}, "unavailable": {tool: reason}}`; `POST
 /v1/tools/<Tool>` with `{"arguments": {...}, "images": {argument: base64 PNG}}` -> `{"text", "image": base64 PNG |
@@ -44,10 +45,7 @@ from PIL import Image
 
 from lmms_agentic.adapters.agentic.tool_client import DeadlineReader, ImageRefused, decode_image, encode_image
 from lmms_agentic.adapters.agentic.tool_runtime import ToolRuntime
-from lmms_agentic.judges.secrets import Redactor, redactor
-from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue
-from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN
-from lmms_agentic.tasks.agentx.tools.server_http import (
+from lmms_agentic.adapters.agentic.tool_server_http import (
     Budget,
     HttpError,
     ServerLimits,
@@ -58,6 +56,9 @@ from lmms_agentic.tasks.agentx.tools.server_http import (
     load_token,
     parse_call,
 )
+from lmms_agentic.judges.secrets import Redactor, redactor
+from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, CallError, bind, catalogue
+from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, TOKEN_RULE
 from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 DEFAULT_PORT = 8765
@@ -268,8 +269,8 @@ class ToolServer:
         if "remote" in runtime.backends.values():
             raise ValueError("a tool server cannot forward to another tool server: set its tools to local/model")
         secret = (os.environ.get(ENV_TOKEN, "") if token is None else token).strip()
-        check_token(secret)
-        check_bind(host, secret)
+        check_token(secret, TOKEN_RULE)
+        check_bind(host, secret, TOKEN_RULE)
         try:
             self.httpd = _Server((host, port), runtime, secret, limits or ServerLimits())
         except OSError as err:
@@ -300,8 +301,8 @@ class ToolServer:
 def serve(host: str = "127.0.0.1", port: int = DEFAULT_PORT, token_file: Path | None = None,
           max_workers: int = ServerLimits.max_workers) -> int:
     """The command: serve until interrupted.  Bad settings raise `ValueError` (one line) before binding."""
-    token = load_token(token_file)
-    check_bind(host, token)
+    token = load_token(token_file, TOKEN_RULE)
+    check_bind(host, token, TOKEN_RULE)
     limits = ServerLimits(max_workers=max_workers)
     server = ToolServer(agentx_runtime(config_from_env(server_side=True)), host, port, token, limits)
     access = "bearer token required" if server.token_required else "no token (loopback only)"

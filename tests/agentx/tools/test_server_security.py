@@ -25,13 +25,13 @@ import pytest
 from PIL import Image
 
 from lmms_agentic.adapters.agentic.tool_runtime import Observation, ToolRuntime
+from lmms_agentic.adapters.agentic.tool_server_http import ServerLimits, check_bind, is_loopback
 from lmms_agentic.judges.secrets import redactor
 from lmms_agentic.tasks.agentx.tools import server as server_module
 from lmms_agentic.tasks.agentx.tools.catalogue import BoundCall, bind
 from lmms_agentic.tasks.agentx.tools.local import ToolError
-from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, call_remote
+from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN, TOKEN_RULE, call_remote
 from lmms_agentic.tasks.agentx.tools.server import ToolServer
-from lmms_agentic.tasks.agentx.tools.server_http import ServerLimits, check_bind, is_loopback
 from lmms_agentic.tasks.agentx.tools.toolset import agentx_runtime, config_from_env
 
 TOKEN = "test-token-0123456789abcdef"
@@ -132,11 +132,11 @@ def _port(server: ToolServer) -> int:
 def test_only_loopback_binds_without_a_token(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
     if loopback:
-        check_bind(host, "")
+        check_bind(host, "", TOKEN_RULE)
     else:
         with pytest.raises(ValueError, match=r"LMMS_AGENTIC_AGENTX_TOOL_TOKEN.*--token-file"):
-            check_bind(host, "")
-    check_bind(host, TOKEN)
+            check_bind(host, "", TOKEN_RULE)
+    check_bind(host, TOKEN, TOKEN_RULE)
 
 
 def test_tool_server_refuses_a_public_address_without_a_token_before_binding(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,9 @@
-"""Request limits and checks of the Agent-X tool server (`server.py`), apart from any socket.
+"""Request limits and checks of a benchmark's tool server, apart from any socket (shared by every tool server).
 
 Owns `ServerLimits` (body, image, worker, connection and time limits), the bind rule (`check_bind`: a token is
 required unless the server binds a loopback address), the token (`load_token`, `check_token`, `authorised`, a
-constant-time comparison), the request body's declared length (`declared_length`) and its validation
+constant-time comparison; `TokenRule`: the benchmark's token variable and what its server runs, both named in
+messages), the request body's declared length (`declared_length`) and its validation
 (`parse_call`), `Budget` (bytes of request bodies held at once) and `HttpError`, the one way a check refuses a
 request (a status and a message for the JSON reply).
 """
@@ -23,11 +24,23 @@ from pathlib import Path
 from typing import Any
 
 from lmms_agentic.adapters.agentic.tool_client import MAX_IMAGE_PIXELS, MAX_MESSAGE_BYTES
-from lmms_agentic.tasks.agentx.tools.remote import ENV_TOKEN
 
 MIN_TOKEN_CHARS = 16
-TOKEN_HINT = (f"set {ENV_TOKEN} or pass --token-file PATH (a file holding the token, e.g. written by "
-              "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`)")
+
+
+@dataclass(frozen=True)
+class TokenRule:
+    """A benchmark's server token: the variable that holds it, what the server serves and the tool through which
+    whoever reaches the port could run code (both shown when a token is missing)."""
+
+    env_token: str
+    serves: str
+    code_tool: str
+
+    @property
+    def hint(self) -> str:
+        return (f"set {self.env_token} or pass --token-file PATH (a file holding the token, e.g. written by "
+                "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`)")
 
 
 @dataclass(frozen=True)
@@ -82,25 +95,25 @@ def is_loopback(host: str) -> bool:
     return address.is_loopback
 
 
-def check_token(token: str) -> None:
+def check_token(token: str, rule: TokenRule) -> None:
     if token and len(token) < MIN_TOKEN_CHARS:
         raise ValueError(f"the tool server token has {len(token)} characters; use at least {MIN_TOKEN_CHARS} "
-                         f"({TOKEN_HINT})")
+                         f"({rule.hint})")
 
 
-def check_bind(host: str, token: str) -> None:
-    """Refuse a non-loopback address without a token: whoever reaches the port could run code (Solver)."""
+def check_bind(host: str, token: str, rule: TokenRule) -> None:
+    """Refuse a non-loopback address without a token: whoever reaches the port could run code."""
     if not token and not is_loopback(host):
-        raise ValueError(f"refusing to serve Agent-X tools on {host or 'every address'} without a token (anyone "
-                         f"who reaches the port could run code through the Solver tool): {TOKEN_HINT}, or bind "
+        raise ValueError(f"refusing to serve {rule.serves} on {host or 'every address'} without a token (anyone "
+                         f"who reaches the port could run code through {rule.code_tool}): {rule.hint}, or bind "
                          "127.0.0.1")
 
 
-def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None) -> str:
-    """The token from `token_file` (first line, stripped) if given, else `LMMS_AGENTIC_AGENTX_TOOL_TOKEN`."""
+def load_token(token_file: Path | None, rule: TokenRule, environ: Mapping[str, str] | None = None) -> str:
+    """The token from `token_file` (first line, stripped) if given, else from the variable `rule` names."""
     env = os.environ if environ is None else environ
     if token_file is None:
-        token = env.get(ENV_TOKEN, "").strip()
+        token = env.get(rule.env_token, "").strip()
     else:
         try:
             lines = token_file.read_text(encoding="utf-8").splitlines()
@@ -109,7 +122,7 @@ def load_token(token_file: Path | None, environ: Mapping[str, str] | None = None
         token = lines[0].strip() if lines else ""
         if not token:
             raise ValueError(f"--token-file {token_file} is empty")
-    check_token(token)
+    check_token(token, rule)
     return token
 
 
