@@ -147,7 +147,7 @@ def permutable(process_docs: Callable[[datasets.Dataset], datasets.Dataset]
     @functools.wraps(process_docs)
     def wrapper(placeholder: datasets.Dataset) -> datasets.Dataset:
         docs = process_docs(placeholder)
-        if "permutation" not in placeholder.column_names or not placeholder[0]["permutation"]:
+        if placeholder is None or "permutation" not in placeholder.column_names or not placeholder[0]["permutation"]:
             return docs
         settings = placeholder[0]
         return expand(docs, str(settings["permutation"]), int(settings.get("permutation_seed") or DEFAULT_SEED))

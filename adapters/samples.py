@@ -140,24 +140,30 @@ def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Reco
     return process_results
 
 
-def core_results_function(core: CoreTask, kind: str, judge: Callable[[], Judge | None] = lambda: None
-                          ) -> ProcessResults:
+def _has_letter(record: Mapping[str, Any]) -> bool:
+    return record.get("pred") is not None
+
+
+def core_results_function(core: CoreTask, kind: str, judge: Callable[[], Judge | None] = lambda: None,
+                          answered: Callable[[Mapping[str, Any]], bool] = _has_letter,
+                          loop_views: Mapping[str, View] = LOOP_VIEWS) -> ProcessResults:
     """The plugin's `process_results` for a task of `kind` of a benchmark core (`adapters.core.task`): the core
     decides the record and every metric value (`core.score`, `core.METRICS`); the plugin adds only its extras: the
     judge it passes in (`judge()`, e.g. the MCQ fallback extractor; None = rules only), the thinking-loop verdict
-    (`loop`, reported as `LOOP_VIEWS`) and, on rows of a permutation task, the permutation fields and views."""
+    (`loop`: `answered(record)` says whether the record holds an answer; reported as `loop_views`) and, on rows of
+    a permutation task, the permutation fields and views."""
 
     def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
         response = response_text(results)
         record = core.score(doc, response, judge())
-        record["loop"] = loop_check(response, record.get("pred") is not None)
+        record["loop"] = loop_check(response, answered(record))
         if "group_id" in doc:
             # the first metric of a permutation task is question-level: its record carries no row `score` (which
             # lmms-eval would read for a per-row standard error of `perm_mean_acc`)
             record.pop("score", None)
             record.update(permutation.row_fields(doc, record["pred"]))
             return permutation_metrics.views(record)
-        return {**task_values(core, kind, record), **{name: view(record) for name, view in LOOP_VIEWS.items()}}
+        return {**task_values(core, kind, record), **{name: view(record) for name, view in loop_views.items()}}
 
     return process_results
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from lmms_agentic.adapters.core.choice import ChoiceCall, ChoiceJudge, ChoiceVerdict
 from lmms_agentic.adapters.core.extract import Extraction, extract_choice, option_letters
 
 from .client import JudgeClient, default_client
@@ -176,3 +177,20 @@ def extract_many_with_fallback(responses: Sequence[object], options: Sequence[Op
         for (i, rules, _), result in zip(pending, results, strict=True):
             out[i] = _from_judge(rules, result)
     return [x for x in out if x is not None]
+
+
+def _verdict(extraction: McqExtraction) -> ChoiceVerdict:
+    return ChoiceVerdict(extraction.letter, extraction.reason,
+                         extraction.judge.as_dict() if extraction.judge is not None else None)
+
+
+def fallback_choices(calls: Sequence[ChoiceCall]) -> list[ChoiceVerdict]:
+    """The MCQ cores' `ChoiceJudge` (`adapters.core.choice`): this LLM judge on each reply the rules could not
+    read."""
+    return [_verdict(extract_with_fallback(call.reply, list(call.options), question=call.question,
+                                           item_id=call.item_id, enabled=True)) for call in calls]
+
+
+def choice_judge() -> ChoiceJudge | None:
+    """The judge an MCQ core may call: `fallback_choices` when LMMS_AGENTIC_MCQ_JUDGE=1 (off by default)."""
+    return fallback_choices if mcq_judge_enabled() else None

@@ -14,6 +14,8 @@ this shape and never per benchmark:
 - `score(doc, reply, judge=None)` returns the item's **record**: every field any metric reads, the headline
   included (the core decides correctness; glue never recomputes it). A judge, when a metric needs one, is passed
   in as a callable; without one those metrics are unscored with a reason, never guessed.
+- optionally `text_prompt(doc, settings)`: the prompt for text-only backends, where it is not the system text
+  leading the user turn's texts (Agent-X's paper protocol shows the query without its frame labels).
 - `METRICS` is the single table of metric names: each `Metric` says how to read its per-item value from a record
   (`view`; None = the item does not count for it), how to aggregate those values over all items gathered from all
   ranks (`aggregation`), and its direction. `TASK_METRICS[name]` lists the metrics one kind of task reports, in

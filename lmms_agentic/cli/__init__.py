@@ -13,6 +13,7 @@ Commands:
   baselines BENCHMARK constant-letter baselines (always A/B/...) from the gold letters, no model
   demo                run every benchmark's mini split through the real lmms-eval CLI offline
   permutations        (re)write the option-permutation tasks (tasks/<benchmark>/permutations/)
+  metric-lists        (re)write the task YAMLs' metric lists from each core's METRICS (--check: only list stale ones)
   new-benchmark NAME  scaffold a new multiple-choice benchmark folder under tasks/ (README "Adding a benchmark")
   tiny-vlm OUT_DIR    build a tiny random-weight VLM (--kind qwen2_5_vl|qwen3_vl|llava) for the tests
   errors RUN_DIR      error-mode analysis of a finished run with a multimodal LLM judge (AgentVQA, RoboVista)
@@ -113,6 +114,18 @@ def _permutations(args: argparse.Namespace) -> int:
     return 0
 
 
+def _metric_lists(args: argparse.Namespace) -> int:
+    from lmms_agentic.devtools.metric_lists import stale_files
+
+    stale = stale_files(write=not args.check)
+    if args.check and stale:
+        print("metric lists out of date with the cores' METRICS (run python -m lmms_agentic metric-lists): "
+              + ", ".join(str(path) for path in stale), file=sys.stderr)
+        return 1
+    print(f"{len(stale)} task YAML file(s) {'to rewrite' if args.check else 'rewritten'} under {tasks_dir()}")
+    return 0
+
+
 def _new_benchmark(args: argparse.Namespace) -> int:
     from lmms_agentic.devtools.scaffold import create
 
@@ -193,6 +206,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     demo.add_argument("--output", type=Path, default=Path("runs/demo"))
     demo.add_argument("--skip-tiny-vlm", action="store_true", help="only run the constant-answer dummy model")
     command("permutations", _permutations, "(re)write the option-permutation task YAMLs")
+    metric_lists = command("metric-lists", _metric_lists, "(re)write the task YAMLs' metric lists from the cores")
+    metric_lists.add_argument("--check", action="store_true", help="only list the out-of-date files (exit 1)")
     scaffold = command("new-benchmark", _new_benchmark, "scaffold a new MCQ benchmark folder from the template")
     scaffold.add_argument("name", help="folder and task-name prefix, lower case (e.g. mybench)")
     scaffold.add_argument("--options", type=int, default=4, help="options per question (2-10)")

@@ -25,11 +25,12 @@ from PIL import Image
 from lmms_agentic.adapters import benchmarks
 from lmms_agentic.adapters.core.schema import LETTERS
 from lmms_agentic.adapters.data import fetch_folder, locate
+from lmms_agentic.adapters.plugin_task import PluginMedia
 from lmms_agentic.adapters.reference import load_reference, rows_for
 from lmms_agentic.judges import PromptTemplate
 from lmms_agentic.judges.error_modes import ErrorModes, Item, JudgeInput, Mode, mode_template
 from lmms_agentic.tasks.agentvqa import hooks
-from lmms_agentic.tasks.agentvqa.core import prompt, records
+from lmms_agentic.tasks.agentvqa.core import documents, prompt, records
 
 TEMPLATE_VERSION = "1"
 DEFAULT_FRAMES = 32
@@ -132,7 +133,7 @@ def prepare_doc(doc: Mapping[str, Any], record: Mapping[str, Any]) -> Mapping[st
     """The document with the variant settings the record logs (coordinate convention, action history) and the
     media root of the current data location (for the video path)."""
     location = locate(benchmarks.get(records.BENCHMARK).source)
-    return {**doc, "coord_convention": record.get("coord_convention") or hooks.DEFAULT_CONVENTION,
+    return {**doc, "coord_convention": record.get("coord_convention") or documents.DEFAULT_CONVENTION,
             "with_history": bool(record.get("with_history", True)),
             "media_root": _media_root(location.kind, location.where)}
 
@@ -154,8 +155,9 @@ def build(item: Item, doc: Mapping[str, Any], kwargs: Mapping[str, Any], video_f
     """The judge request for one incorrect prediction (``doc`` as ``prepare_doc`` returns it)."""
     settings = {**kwargs, "video_mode": "frames",
                 "n_frames": video_frames or int(kwargs.get("n_frames") or DEFAULT_FRAMES)}
-    visuals = [v for v in hooks.visuals(doc, settings) if isinstance(v, Image.Image)]
-    n_images = len(doc.get(hooks.IMAGES) or [])
+    visuals = [v for v in prompt.visuals(doc, settings, PluginMedia(hooks.PLUGIN, doc, settings))
+               if isinstance(v, Image.Image)]
+    n_images = len(doc.get(documents.IMAGES) or [])
     try:
         texts = list(prompt.rendered_options(doc).texts)
     except ValueError:  # coordinates without an image size: the released text

@@ -5,19 +5,25 @@ release that renamed a column or spells a domain differently is read with a user
 (`lmms_agentic_schema.yaml`, see README.md), with no code edit. `adapters.documents.load_canonical` renames the raw
 columns onto the canonical fields; `check_columns` validates the table's columns first and names what is missing or
 unexpected; `normalise` maps an override's domain spelling onto its canonical label and hands the row to the core,
-with the columns to name in errors and the declared answer format.
+with the columns to name in errors and the declared answer format. `load_documents` is the loader the plugin's
+hooks use: the located release in canonical form, the image size of coordinate items read from image headers, and
+the data folder (where a row's video lives) in every row.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
 
+import datasets
+
 from lmms_agentic.adapters.core.schema import McqDoc
-from lmms_agentic.adapters.documents import ReleaseColumnsError
+from lmms_agentic.adapters.documents import ReleaseColumnsError, load_canonical
+from lmms_agentic.adapters.media import as_pil
 from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema, present
-from lmms_agentic.tasks.agentvqa.core import records
+from lmms_agentic.tasks.agentvqa.core import documents, records
 
 REQUIRED = ("id", "domain", "source", "question", "options", "answer")
 MEDIA = ("images", "video")
@@ -67,3 +73,35 @@ def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> 
     domain = schema.resolver("domain").get(label)
     core_row = {**row, "domain": domain} if domain is not None and (label is None or isinstance(label, str)) else row
     return records.normalise(core_row, n_images, columns=schema.fields, answer_format=schema.answer_format or "auto")
+
+
+def load_documents() -> datasets.Dataset:
+    """Every AgentVQA row of the located release in canonical form, with its data folder (`media_root`); loaded,
+    checked and normalised once per process and location (`adapters.documents.load_canonical`)."""
+    docs, location = load_canonical(records.BENCHMARK, SCHEMA, normalise, documents.IMAGES, check=check_columns,
+                                    finish=_with_image_sizes)
+    return _with_root(docs, location.root or "")
+
+
+@functools.lru_cache(maxsize=4)
+def _with_root(docs: datasets.Dataset, root: str) -> datasets.Dataset:
+    return docs.add_column("media_root", [root] * len(docs))
+
+
+def _with_image_sizes(docs: datasets.Dataset) -> datasets.Dataset:
+    """Coordinate items without a recorded image size get their first image's size (read from its header, no
+    decode; the cell may name a file of the data folder), so prompts and scoring render the same options; lmms-eval
+    removes images before process_results."""
+    metas = docs["metadata_json"]
+    changed = list(metas)
+    for index, raw in enumerate(metas):
+        doc = {"metadata_json": raw}
+        if documents.needs_image_size(doc):
+            cells = docs[index][documents.IMAGES] or []
+            if cells:
+                where = f"agentvqa record {docs[index]['id']!r}, {documents.IMAGES}[0]"
+                with as_pil(cells[0], where=where) as image:
+                    changed[index] = documents.with_image_size(doc, image.size)["metadata_json"]
+    if changed == metas:
+        return docs
+    return docs.remove_columns(["metadata_json"]).add_column("metadata_json", changed)

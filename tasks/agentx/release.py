@@ -21,15 +21,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lmms_agentic.adapters import bad_records
+import datasets
+
+from lmms_agentic.adapters import bad_records, benchmarks, provenance
 from lmms_agentic.adapters.bad_records import BadRecordsError, Exclusion
-from lmms_agentic.adapters.data import DataLoadError
+from lmms_agentic.adapters.data import DataLoadError, Location, fetch_folder, locate, record_provenance
 from lmms_agentic.adapters.documents import ReleaseColumnsError
-from lmms_agentic.adapters.release_schema import OVERRIDE_FILE, ReleaseSchema, ResolvedSchema, SchemaOverrideError
+from lmms_agentic.adapters.release_schema import (
+    OVERRIDE_FILE,
+    ReleaseSchema,
+    ResolvedSchema,
+    SchemaOverrideError,
+    resolve,
+)
 from lmms_agentic.tasks.agentx.core.records import (
     BENCHMARK,
     FIELDS,
     MAX_NESTING,
+    MEDIA_FOLDER,
     PUBLISHED_KEYS,
     check_nesting,
     field_label,
@@ -39,6 +48,7 @@ from lmms_agentic.tasks.agentx.core.records import (
     row_order,
     too_deep,
 )
+from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS
 
 DATA_FILE = "data.json"
 SCHEMA = ReleaseSchema(BENCHMARK, dict(PUBLISHED_KEYS))
@@ -299,3 +309,51 @@ def load(folder: Path, generative_ids: Collection[str], schema: ResolvedSchema |
     if not rows:
         raise DataJsonError(f"{raw.path} holds no usable Agent-X records")
     return Loaded(sorted(rows, key=row_order), raw.occurrences, excluded + repeated)
+
+
+_DOCS: dict[tuple[str, Any], datasets.Dataset] = {}
+
+
+def load_documents() -> datasets.Dataset:
+    """All Agent-X tasks of the located release, one row each, every row naming its media folder (`media_root`);
+    loaded, checked and reported (provenance, set-aside data) once per process and location."""
+    source = benchmarks.get(BENCHMARK).source
+    key = (source.benchmark, locate(source))
+    if key not in _DOCS:
+        location = fetch_folder(source)
+        root = Path(location.root or location.where)
+        schema = resolve(SCHEMA, root)
+        loaded = load(root, GENERATIVE_IDS, schema, media_root=root / MEDIA_FOLDER)
+        for row in loaded.rows:
+            row["media_root"] = str(root / MEDIA_FOLDER)
+        record_provenance(source, location, loaded.occurrences)
+        _report(loaded, schema, location)
+        _DOCS[key] = datasets.Dataset.from_list(loaded.rows)
+    return _DOCS[key]
+
+
+def _report(loaded: Loaded, schema: ResolvedSchema, location: Location) -> None:
+    """Provenance for the results file, and one log line per kind of set-aside data."""
+    expected = benchmarks.get(BENCHMARK).expected_rows
+    provenance.record(BENCHMARK, schema=schema.describe(), usable_rows=len(loaded.rows), expected_rows=expected)
+    if loaded.excluded:
+        provenance.record(BENCHMARK, excluded={"count": len(loaded.excluded),
+                                               "records": [e.as_dict() for e in loaded.excluded]})
+    shown = bad_records.SHOWN
+    skipped = loaded.skipped_steps
+    if skipped:
+        count = sum(len(positions) for positions in skipped.values())
+        provenance.record(BENCHMARK, skipped_steps={
+            "count": count, "records": [{"id": k, "positions": v} for k, v in skipped.items()]})
+        log.warning("%s: skipped %d malformed ground-truth reasoning step(s) (not objects), as the authors' reader "
+                    "does, in %d record(s): %s", BENCHMARK, count, len(skipped), ", ".join(list(skipped)[:shown]))
+    not_judged = loaded.not_judged
+    if not_judged:
+        provenance.record(BENCHMARK, not_judged={
+            "count": len(not_judged), "records": [{"id": k, "problem": v} for k, v in not_judged.items()]})
+        log.warning("%s: %d record(s) are not judged (the released judge scripts fail on them and leave all their "
+                    "scores empty); their judged metrics are unscored: %s", BENCHMARK, len(not_judged),
+                    "; ".join(f"{k}: {v}" for k, v in list(not_judged.items())[:shown]))
+    if location.kind != "mini" and expected is not None and len(loaded.rows) != expected:
+        log.warning("%s has %d usable rows at %s; the paper has %d: scores are not comparable with it.",
+                    BENCHMARK, len(loaded.rows), location.describe(), expected)

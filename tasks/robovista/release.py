@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import datasets
+
 from lmms_agentic.adapters.core.schema import McqDoc
+from lmms_agentic.adapters.documents import load_canonical
 from lmms_agentic.adapters.release_schema import LabelKind, ReleaseSchema, ResolvedSchema
 from lmms_agentic.tasks.robovista.core import records
 from lmms_agentic.tasks.robovista.core.records import ABILITY_SPLIT, BENCHMARK, DOMAINS, UNKNOWN
@@ -60,3 +63,10 @@ def published_labels(row: Mapping[str, Any], schema: ResolvedSchema) -> dict[str
 def normalise(row: Mapping[str, Any], n_images: int, schema: ResolvedSchema) -> McqDoc:
     """The loader's normaliser (`adapters.documents.load_canonical`): one row with canonical field names -> `McqDoc`."""
     return records.normalise(published_labels(row, schema), n_images)
+
+
+def load_documents() -> datasets.Dataset:
+    """Every RoboVista row of the located release in canonical form (image cells undecoded); loaded, checked and
+    normalised once per process and location (`adapters.documents.load_canonical`)."""
+    docs, _ = load_canonical(BENCHMARK, SCHEMA, normalise, "images", check=check_table)
+    return docs

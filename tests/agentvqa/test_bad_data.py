@@ -64,7 +64,7 @@ def _doc(record: str) -> dict[str, Any]:
 
 
 def visuals(docs: datasets.Dataset, record: str) -> Any:
-    return hooks.visuals(_doc(record), KWARGS)
+    return hooks.doc_to_visual(_doc(record), KWARGS)
 
 
 def _gold(record: str, letter: str) -> Callable[[datasets.Dataset], None]:
@@ -131,7 +131,7 @@ CASES = [
          (KITCHEN + r".*is truncated",), "vsibench_0001", skip=True,
          load_match=(KITCHEN_RECORD, KITCHEN + r" is truncated")),
     Case("intact_video_index_first", truncated_faststart("videos/kitchen_walk.mp4", 1.0), "loads",
-         check=lambda docs: hooks.visuals(_doc("vsibench_0001"), KWARGS)),
+         check=lambda docs: hooks.doc_to_visual(_doc("vsibench_0001"), KWARGS)),
     Case("missing_video", remove_file("videos/egoplan_cut.mp4"), "media_error",
          (r"record 'egoplan_0001', field 'video': .*egoplan_cut\.mp4 does not exist",), "egoplan_0001",
          skip=True),

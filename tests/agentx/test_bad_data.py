@@ -45,7 +45,7 @@ MB = "Which colour line grows most rapidly? " * 28_000
 
 
 def visuals(docs: datasets.Dataset, record: str) -> Any:
-    return hooks.segments(docs[docs["id"].index(record)], KWARGS)
+    return hooks.HOOKS.prompt(docs[docs["id"].index(record)], KWARGS).parts
 
 
 def _symlink(name: str, target: str) -> Callable[[Path], None]:

@@ -22,6 +22,7 @@ from lmms_agentic.judges.client import reset_default_client
 from lmms_agentic.judges.config import ENV as JUDGE_ENV
 from lmms_agentic.judges.testing import ScriptedJudgeServer, ScriptedReply
 from lmms_agentic.tasks.agentx import aggregations, hooks
+from lmms_agentic.tasks.agentx import release as release_module
 from lmms_agentic.tasks.agentx.core.judging import NOT_JUDGEABLE, REPORTED_NAMES
 from lmms_agentic.tasks.agentx.release import SCHEMA
 
@@ -34,7 +35,7 @@ N_TEXT, N_GENERATIVE = len(REPORTED_NAMES), len(REPORTED_NAMES) - 1  # generativ
 @pytest.fixture(autouse=True)
 def clean(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
     """Fresh loader cache and provenance, no judge configured (judge results are then `not_configured`)."""
-    monkeypatch.setattr(hooks, "_DOCS", {})
+    monkeypatch.setattr(release_module, "_DOCS", {})
     for name in JUDGE_ENV.values():
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(JUDGE_ENV["cache_dir"], str(tmp_path / "judge-cache"))

@@ -45,10 +45,8 @@ def _robovista_expectations() -> dict[str, list[tuple[str, list[Any]]]]:
     kwargs = template["lmms_eval_specific_kwargs"]["default"]
     expected = {}
     for doc in hooks.all_docs():
-        system, segments = hooks.layout(doc, kwargs)
-        text = "".join(s for s in segments if isinstance(s, str))
-        expected.setdefault(text, []).append((system, [image for s in segments if not isinstance(s, str)
-                                                        for image in s]))
+        built = hooks.HOOKS.prompt(doc, kwargs)
+        expected.setdefault("".join(built.texts()), []).append((built.system, built.media()))
     return expected
 
 

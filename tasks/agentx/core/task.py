@@ -28,7 +28,7 @@ from lmms_agentic.adapters.core.task import (
     whole_record,
 )
 from lmms_agentic.tasks.agentx.core import judging, metrics, script_protocols
-from lmms_agentic.tasks.agentx.core.prompt import VideoFile
+from lmms_agentic.tasks.agentx.core.prompt import VideoFile, simple_text
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK, MEDIA_FOLDER, normalise, row_order
 from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS, LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.scoring import judge_gt, score_trace
@@ -36,7 +36,7 @@ from lmms_agentic.tasks.agentx.core.script_protocols import FrameRule, ScriptPro
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
 
 __all__ = ["BENCHMARK", "METRICS", "RECORD_METRIC", "TASK_METRICS", "VARIANTS", "FrameRuleReader", "documents",
-           "judged", "media_cell", "prompt", "protocol_of", "score", "video_settings"]
+           "judged", "media_cell", "prompt", "protocol_of", "score", "text_prompt", "video_settings"]
 
 RECORD_METRIC = metrics.DIRECT[0]
 """`ground_s`: the first metric of every kind, which carries the record."""
@@ -209,3 +209,28 @@ def score(doc: Mapping[str, Any], reply: object, judge: Judge | None = None) -> 
         "judge_style": judging.style_of(judge) if judge is not None and not blocker else None,
     }
 
+
+
+class _NoPixels:
+    """A reader that decodes nothing: what `text_prompt` lays the prompt out on (its texts never read pixels)."""
+
+    placeholder = object()
+
+    def image(self, cell: Any) -> Any:
+        return self.placeholder
+
+    def video(self, path: str, n_frames: int) -> Any:
+        return [self.placeholder] * n_frames
+
+    def video_frames(self, path: str, n_frames: int, rule: FrameRule) -> Any:
+        return [self.placeholder] * n_frames
+
+
+def text_prompt(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """The prompt for text-only backends: under the paper's protocol the system message (the instruction and a
+    blank line) then the query line (`prompt.simple_text`); under a script protocol its system text (if any) then
+    its user turn's texts."""
+    if protocol_of(doc).name == script_protocols.PAPER:
+        return simple_text(str(doc["query"]))
+    built = prompt(doc, settings, _NoPixels())
+    return (built.system or "") + "".join(part for part in built.parts if isinstance(part, str))
