@@ -1,14 +1,17 @@
 """`python -m lmms_agentic new-benchmark NAME`: a new multiple-choice benchmark folder from the template.
 
-Writes `tasks/<name>/` in the benchmark layout (manifest, README with checklist and changelog, the interface in
-`__init__.py`, the harness-neutral `core/` with the release-row reader, prompt and metric names, the plugin's
-`release.py`, `hooks.py` and `views.py`, the mini split builder, task YAMLs) and, when a tests folder is given,
-`tests/<name>/test_<name>.py`, then builds the 3-row mini split. Nothing outside those two folders changes: the
-demo, report, reproduce, permutation generator, baselines, export and contract tests find the benchmark through its
-`benchmark.json` and its package. The template lives in `lmms_agentic/devtools/benchmark_template/` (`{{name}}`,
-`{{title}}`, `{{n_options}}` are replaced; `NAME` in a file name becomes the name). The name must be usable as a
-module name (no Python keyword), the folder must be the one `lmms_agentic.tasks` is imported from (the package imports
-itself by that name), and a failure midway removes what was written.
+Writes `tasks/<name>/` in the shape of the shipped benchmarks (manifest, README with checklist and changelog, the
+interface in `__init__.py`; the harness-neutral `core/` as one `adapters.core.task.CoreTask` in `core/task.py`, with
+the release-row reader, prompt, scoring and the one `METRICS` table; the plugin's `release.py` with `SCHEMA`,
+`normalise` and `load_documents`; `hooks.py`, bindings only to `adapters.plugin_task`; the mini split builder, the
+upstream export's `upstream.py`, task YAMLs listing `METRICS`) and, when a tests folder is given,
+`tests/<name>/test_<name>.py` (prompt, scoring and aggregation), then builds the 3-row mini split. Nothing outside
+those two folders changes: the demo, report, reproduce, permutation generator, baselines, export and contract tests
+find the benchmark through its `benchmark.json` and its package. The template lives in
+`lmms_agentic/devtools/benchmark_template/` (`{{name}}`, `{{title}}`, `{{n_options}}` are replaced; `NAME` in a file
+name becomes the name). The name must be usable as a module name (no Python keyword), the folder must be the one
+`lmms_agentic.tasks` is imported from (the package imports itself by that name), and a failure midway removes what
+was written.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ which lmms-eval's entry point then imports too.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -110,8 +111,11 @@ def test_git_status_shows_only_its_two_folders(checkout: tuple[Path, Path, list[
     root, _, _ = checkout
     changed = [line[3:] for line in _git(root, "status", "--porcelain", "--untracked-files=all").splitlines()]
     assert changed and all(path.startswith((f"tasks/{NAME}/", f"tests/{NAME}/")) for path in changed), changed
-    expected = {f"tasks/{NAME}/core/records.py", f"tasks/{NAME}/__init__.py", f"tests/{NAME}/test_{NAME}.py"}
-    assert expected <= set(changed)
+    expected = {f"tasks/{NAME}/{path}" for path in ("__init__.py", "hooks.py", "release.py", "upstream.py",
+                                                     *(f"core/{m}.py" for m in ("task", "metrics", "records",
+                                                                               "prompt", "scoring")))}
+    assert expected | {f"tests/{NAME}/test_{NAME}.py"} <= set(changed)
+    assert f"tasks/{NAME}/views.py" not in changed, "the core's METRICS table is the only place metrics are defined"
     from lmms_agentic.devtools.permutations import MODES
 
     written = sorted(Path(p).name for p in changed if f"tasks/{NAME}/permutations/" in p and p.endswith(".yaml"))
@@ -134,6 +138,43 @@ def test_the_interface_and_the_core_rule_hold(checkout: tuple[Path, Path, list[s
     heavy, same, metrics = done.stdout.strip().splitlines()
     assert heavy == "[]", "the package and its core import nothing heavy"
     assert same == "True" and "accuracy" in metrics
+
+
+def _module_names(tree: ast.Module) -> set[str]:
+    return {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+
+
+def test_its_hooks_are_bindings_to_the_generic_plugin_task(checkout: tuple[Path, Path, list[str]]) -> None:
+    """`hooks.py` holds no logic: imports, the `PluginBenchmark` declaration, `HOOKS` and names bound to its
+    methods; no function, class, loop or branch of its own."""
+    root, _, _ = checkout
+    tree = ast.parse((root / "tasks" / NAME / "hooks.py").read_text(encoding="utf-8"))
+    assert "lmms_agentic.adapters.plugin_task" in _module_names(tree)
+    logic = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.For, ast.While, ast.If, ast.With,
+             ast.Try, ast.comprehension)
+    assert not [type(node).__name__ for node in ast.walk(tree) if isinstance(node, logic)]
+    for statement in tree.body[1:]:
+        assert isinstance(statement, (ast.Import, ast.ImportFrom, ast.Assign)), ast.unparse(statement)
+    bound = {target.id for node in tree.body if isinstance(node, ast.Assign) for target in node.targets
+             if isinstance(target, ast.Name)}
+    assert {"PLUGIN", "HOOKS", "doc_to_visual", "doc_to_text", "doc_to_messages", "process_results"} <= bound
+    release = ast.parse((root / "tasks" / NAME / "release.py").read_text(encoding="utf-8"))
+    names = {getattr(node, "name", None) for node in release.body} | {
+        target.id for node in release.body if isinstance(node, ast.Assign) for target in node.targets
+        if isinstance(target, ast.Name)}
+    assert {"SCHEMA", "normalise", "load_documents"} <= names
+
+
+def test_its_core_is_a_core_task(checkout: tuple[Path, Path, list[str]]) -> None:
+    root, cache, _ = checkout
+    done = _run(root, cache, "-c", (
+        "from lmms_agentic.adapters.core.task import check_core_task\n"
+        f"from lmms_agentic.tasks.{NAME}.core import task\n"
+        "core = check_core_task(task)\n"
+        "print(list(core.METRICS), dict(core.TASK_METRICS), sorted(core.VARIANTS))\n"))
+    assert done.stdout.strip() == ("['accuracy', 'no_answer_rate', 'request_failed_rate'] "
+                                   "{'domain': ('accuracy', 'no_answer_rate', 'request_failed_rate')} "
+                                   "['all', 'general']")
 
 
 def test_baselines_know_it(checkout: tuple[Path, Path, list[str]]) -> None:
@@ -160,8 +201,9 @@ def test_demo_report_and_reproduce_include_it(checkout: tuple[Path, Path, list[s
 
 
 def test_export_and_lm_eval_include_it(checkout: tuple[Path, Path, list[str]], tmp_path: Path) -> None:
-    """Its scaffolded `upstream.py` exports it for both harnesses: the core next to a thin utils.py, nothing naming
-    this package, and the export's own test files pass where lmms_agentic cannot be imported."""
+    """Its scaffolded `upstream.py` exports it for both harnesses: the core next to a `utils.py` generated from its
+    `core/task.py`, nothing naming this package, and the export's own test files pass where lmms_agentic cannot be
+    imported."""
     from ..lmeval.isolation import run_isolated
 
     root, cache, _ = checkout
@@ -170,7 +212,10 @@ def test_export_and_lm_eval_include_it(checkout: tuple[Path, Path, list[str]], t
         out = tmp_path / harness
         _run(root, cache, "-m", "lmms_agentic", "export", "--harness", harness, "--benchmark", NAME, str(out))
         folder = out / package / "tasks" / NAME
-        assert {"utils.py", "records.py", "prompt.py", "extract.py"} <= {p.name for p in folder.glob("*.py")}
+        core = {"task.py", "metrics.py", "records.py", "prompt.py", "scoring.py"}
+        assert {"utils.py", *core} <= {p.name for p in folder.glob("*.py")}
+        assert 'process_results_domain = HOOKS.process_results("domain")' in (folder / "utils.py").read_text()
+        assert next(out.rglob("extract.py"), None) is not None  # the shared extractor the core's scoring imports
         assert (folder / f"{NAME}_general.yaml").is_file()
         assert not [p for p in out.rglob("*") if p.is_file() and "lmms_agentic" in p.read_text()]
         done = run_isolated("pytest", ["-q", "-p", "no:cacheprovider", "--rootdir", str(out),
