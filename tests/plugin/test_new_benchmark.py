@@ -165,7 +165,7 @@ def test_its_hooks_are_bindings_to_the_generic_plugin_task(checkout: tuple[Path,
     assert {"SCHEMA", "normalise", "load_documents"} <= names
 
 
-def test_its_core_is_a_core_task(checkout: tuple[Path, Path, list[str]]) -> None:
+def test_its_core_is_a_core_task_whose_metrics_its_yaml_lists(checkout: tuple[Path, Path, list[str]]) -> None:
     root, cache, _ = checkout
     done = _run(root, cache, "-c", (
         "from lmms_agentic.adapters.core.task import check_core_task\n"
@@ -175,6 +175,8 @@ def test_its_core_is_a_core_task(checkout: tuple[Path, Path, list[str]]) -> None
     assert done.stdout.strip() == ("['accuracy', 'no_answer_rate', 'request_failed_rate'] "
                                    "{'domain': ('accuracy', 'no_answer_rate', 'request_failed_rate')} "
                                    "['all', 'general']")
+    assert "metric-lists" in (root / "tasks" / NAME / "_default_template_yaml").read_text()  # its marked block
+    _run(root, cache, "-m", "lmms_agentic", "metric-lists", "--check")  # ... is the core's METRICS
 
 
 def test_baselines_know_it(checkout: tuple[Path, Path, list[str]]) -> None:
