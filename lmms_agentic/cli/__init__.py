@@ -135,7 +135,8 @@ def _new_benchmark(args: argparse.Namespace) -> int:
     print(f"created {folder} (and its tests); next, as README.md's \"Adding a benchmark\" says:\n"
           f"  python -m lmms_agentic permutations      # its option-permutation tasks\n"
           f"  python -m pytest tests/{args.name} tests/plugin/test_contract.py -k {args.name}\n"
-          "then edit core/records.py (the release's fields), core/prompt.py (the paper's prompt) and benchmark.json "
+          "then edit core/records.py (the release's fields), core/prompt.py (the paper's prompt), core/scoring.py and "
+          "core/metrics.py (its record and METRICS; then python -m lmms_agentic metric-lists) and benchmark.json "
           "(Hub id, headline, demo tasks).")
     return 0
 
