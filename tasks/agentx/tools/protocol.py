@@ -3,8 +3,11 @@
 Declared format (shown to the model in `instructions()`): every reply is exactly one JSON object, either a tool call
 `{"thought": "...", "tool": "<name>", "arguments": {...}}` or the end `{"thought": "...", "final_answer": {"value":
 "...", "justification": "..."}}` (a plain string answer is accepted).  The object may be fenced or surrounded by
-prose; it is read with `json.loads`, then `ast.literal_eval`, never executed.  A reply with no such object, or with
-both a call and an answer, is an invalid step: the model is told why and the loop goes on.
+prose; it is read with `json.loads`, then `ast.literal_eval`, never executed.  A fence inside the object's strings is
+part of a value, not a fence of the reply: Solver's and CodePlotter's `command` is "Python code in markdown", so
+`{"tool": "Solver", "arguments": {"command": "```python\\n...\\n```"}}` is that call (`parse_reply` says how the
+fenced and unfenced objects are weighed).  A reply with no such object, or with both a call and an answer, is an
+invalid step: the model is told why and the loop goes on.
 
 Each round's context is the whole transcript as text (lmms-eval's agentic loop sends one user turn per round):
 instructions and catalogue, the query, then every earlier reply with its observation.  Visuals are the task's images
@@ -26,7 +29,7 @@ import ast
 import json
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,8 +93,8 @@ class Action:
     error: str = ""
 
 
-def _objects(text: str) -> list[str]:
-    """Top-level {...} spans of `text` (strings respected)."""
+def _object_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the top-level {...} spans of `text` (double-quoted strings respected); one linear scan."""
     spans, depth, start, in_string, escape = [], 0, -1, False, False
     for index, char in enumerate(text):
         if in_string:
@@ -107,8 +110,24 @@ def _objects(text: str) -> list[str]:
         elif char == "}" and depth:
             depth -= 1
             if depth == 0:
-                spans.append(text[start:index + 1])
+                spans.append((start, index + 1))
     return spans
+
+
+def _objects(text: str) -> list[str]:
+    """Top-level {...} spans of `text` (strings respected)."""
+    return [text[start:end] for start, end in _object_spans(text)]
+
+
+def _fenced_blocks(text: str, spans: Sequence[tuple[int, int]]) -> list[str]:
+    """The markdown fences of `text` that lie outside every object span (a fence written inside an object, e.g. in
+    Solver's `command` string, is no fence of the reply); each block's text as written, objects included."""
+    parts, done = [], 0
+    for start, end in spans:  # "o": no backtick or space, so a fence and its tag read as written
+        parts += [text[done:start], "o" * (end - start)]
+        done = end
+    masked = "".join([*parts, text[done:]])
+    return [text[found.start(1):found.end(1)] for found in _FENCE.finditer(masked)]
 
 
 class Unreadable(ValueError):
@@ -181,23 +200,53 @@ def _action(data: Mapping[str, Any]) -> Action:
     return Action("call", thought, tool=data.get("tool"), arguments=data.get("arguments", {}))
 
 
+def _actions(spans: Sequence[str], loaded: dict[str, Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The actions among `spans` (objects with "tool" or "final_answer") and why action-like spans could not be read;
+    `loaded` memoises each span's value (or its `Unreadable`) across readings."""
+    actions, problems = [], []
+    for span in spans:
+        if span not in loaded:
+            try:
+                loaded[span] = _load(span)
+            except Unreadable as err:
+                loaded[span] = err
+        data = loaded[span]
+        if isinstance(data, Unreadable):
+            if "tool" in span or "final_answer" in span:
+                problems.append(str(data))
+        elif isinstance(data, dict) and ("tool" in data or "final_answer" in data):
+            actions.append(data)
+    return actions, problems
+
+
+def _readings(body: str) -> Iterator[list[str]]:
+    """The candidate objects of a reply, in the order they are tried (see `parse_reply`); each made when asked for."""
+    spans = _object_spans(body)
+    yield [obj for block in _fenced_blocks(body, spans) for obj in _objects(block)]
+    yield [body[start:end] for start, end in spans]
+    yield [obj for block in (_FENCE.findall(body) or [body]) for obj in _objects(block)]
+
+
 def parse_reply(text: str) -> Action:
-    """The action of one reply (see the module docstring); never raises."""
+    """The action of one reply (see the module docstring); never raises.
+
+    Readings, the first that finds an action decides (two actions in it are an invalid step): the objects inside the
+    reply's markdown fences (a fenced action wins over objects in the prose around it); every top-level object of
+    the reply (so an object whose strings hold fences, e.g. Solver's `command` as the catalogue asks for it, is
+    read as written, as is an action with a code block beside it); the objects inside every ``` pair found by a plain
+    search (the reading used before fences inside strings were told apart, kept for prose whose stray quote mark
+    hides the objects from the string-aware scan)."""
     body = text if isinstance(text, str) else ""
     cut = len(body) > MAX_REPLY_CHARS
     body = utf8_text(body[:MAX_REPLY_CHARS])
-    fenced = _FENCE.findall(body)
-    candidates = [obj for part in (fenced or [body]) for obj in _objects(part)]
-    actions, problems = [], []
-    for span in candidates:
-        try:
-            data = _load(span)
-        except Unreadable as err:
-            if "tool" in span or "final_answer" in span:
-                problems.append(str(err))
-            continue
-        if isinstance(data, dict) and ("tool" in data or "final_answer" in data):
-            actions.append(data)
+    loaded: dict[str, Any] = {}
+    problems: list[str] = []
+    actions: list[dict[str, Any]] = []
+    for candidates in _readings(body):
+        actions, found = _actions(candidates, loaded)
+        problems += found
+        if actions:
+            break
     if not actions:
         why = f"an object could not be read: {problems[0]}" if problems else \
             "no JSON object with \"tool\" or \"final_answer\" was found"
