@@ -9,6 +9,9 @@ equal when the tool would treat them alike (`replay.py` owns which values are co
 - `bbox`: its 4 numbers, whatever brackets and separators surround them;
 - OverlayText's `position`: the GTA code the tool draws it at (`top-left` = `lt` = `tl`), or the 2 numbers of
   `(x, y)`; `color`: the RGB the tool draws (`red` = `#ff0000` = `RED`);
+- code in a markdown fence (Solver's and CodePlotter's `command`): the code inside the first fence, as the sandbox
+  runs it (`sandbox_worker._strip_fence`: after ```python, or after another fence's language tag), so a fenced
+  call and an unfenced gold step (or the other way round) compare as the same code;
 - `bool` arguments: true/false in any case;
 - other text: case-folded, without whitespace, quotes, backticks and a final period.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import textwrap
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation
 from typing import Any
 
@@ -161,13 +165,28 @@ def _colour(text: str) -> tuple[int, ...] | None:
         return None
 
 
+def fenced_code(text: str) -> str:
+    """The code inside the first markdown fence, dedented (the sandbox's rule, `sandbox_worker._strip_fence`, which
+    runs isolated and cannot be imported there); the text unchanged without a fence."""
+    if "```python" in text:
+        text = text.split("```python", 1)[1].split("```", 1)[0]
+    elif text.count("```") >= 2:
+        text = text.split("```", 2)[1]
+        tag, newline, rest = text.partition("\n")
+        if newline and re.fullmatch(r"[A-Za-z][\w+-]*", tag):
+            text = rest
+    else:
+        return text
+    return textwrap.dedent(text).strip()
+
+
 def canonical(arg: ArgSpec, value: object) -> tuple[Any, ...]:
     """One argument value in the form replay compares (see the module docstring)."""
     if value is None:
         return ("none",)
     if isinstance(value, bool):
         return ("bool", value)
-    text = str(value).strip().strip("`").strip()
+    text = fenced_code(str(value)).strip().strip("`").strip()
     if arg.type == "bool" and text.casefold() in ("true", "false"):
         return ("bool", text.casefold() == "true")
     if arg.name == "bbox" and (four := box(text)) is not None:

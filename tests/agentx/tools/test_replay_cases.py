@@ -65,6 +65,12 @@ SAME_CALL: list[tuple[str, str, Any, dict[str, Any]]] = [
      {"image": "image_1", "text": "2", "position": "mt", "color": "red"}),
     ("the default colour given", "OverlayText", "image, 2, mt", {"image": "image_1", "text": "2", "position": "mt",
                                                                  "color": "Red"}),
+    ("fenced Solver code, unfenced gold", "Solver", "print(solve(x - 2, x))",
+     {"command": "```python\nprint(solve(x - 2, x))\n```"}),
+    ("unfenced Solver code, fenced gold", "Solver", "```python\nprint(solve(x - 2, x))\n```",
+     {"command": "print(solve(x - 2, x))"}),
+    ("fenced plot code with another tag", "CodePlotter", "```py\nplt.plot([1, 2])\n```",
+     {"command": "```\nplt.plot([1, 2])\n```"}),
     ("the second image, by ordinal", "OCR", "the second image", {"image": "image_2"}),
     ("the second image, by file name", "OCR", "AgentX_8.jpg", {"image": "image_2"}),
     ("the named image in free text", "ObjectCounter", "<image 2>, red block", {"image": "image_2",
@@ -81,6 +87,8 @@ def test_the_gold_call_written_differently_replays(case: str, tool: str, gold_in
 # (case, tool, gold input, call arguments, media, media type): another call, which must not replay
 OTHER_CALL: list[tuple[str, str, Any, dict[str, Any], list[str], str]] = [
     ("- is not commutative", "Calculator", "10 - 4", {"expression": "4 - 10"}, ["a.jpg"], "image"),
+    ("other code inside the fence", "Solver", "print(solve(x - 2, x))",
+     {"command": "```python\nprint(solve(x - 3, x))\n```"}, ["a.jpg"], "image"),
     ("** is not commutative", "Calculator", "2**3", {"expression": "3**2"}, ["a.jpg"], "image"),
     ("^ is XOR, not a power", "Calculator", "2^3", {"expression": "2**3"}, ["a.jpg"], "image"),
     ("a function's arguments keep their order", "Calculator", "pow(2, 3)", {"expression": "pow(3, 2)"}, ["a.jpg"],
@@ -132,3 +140,12 @@ def test_a_multi_image_task_without_the_callers_counts(gold_input: str, image: s
     doc = {"id": "t", "media_type": "multi_image", "media": ["a.jpg", "b.jpg"],
            "gt_steps_flat_json": json.dumps([{"tool": "OCR", "input": gold_input, "output": "recorded"}])}
     assert (replay.replay(doc, "OCR", {"image": image}, []) is not None) is expected
+
+
+@pytest.mark.parametrize("code", ["```python\n  a = 1\n  print(a)\n```", "```py\nx = 2\n```", "```\nplain\n```",
+                                  "no fence", "```python\nunclosed", "text ```sh\nls\n``` more", "``` ```"])
+def test_replay_reads_fenced_code_as_the_sandbox_runs_it(code: str) -> None:
+    from lmms_agentic.tasks.agentx.tools import sandbox_worker
+    from lmms_agentic.tasks.agentx.tools.replay_values import fenced_code
+
+    assert fenced_code(code).strip() == sandbox_worker._strip_fence(code)
