@@ -3,9 +3,13 @@ their tool steps overlap the model's work.
 
 Cohorts: with `n` cohorts the unfinished episodes are served in turn, about `1/n` of them per call, so one cohort's
 tool steps (`doc_to_text` on the round pool) run while another cohort's model batch is in flight.  Before call `t`
-the loop waits for the tool steps of the episodes that call `t - n` (or earlier) sent, and takes only those (so the
-batches do not depend on thread timing); it then sends the waiting episodes, at most `ceil(unfinished / n)`, fewest
-rounds first, then in the requests' order (so the cohorts even out as episodes end).  A backend that says how many
+the loop waits for the tool steps of the episodes that call `t - n` (or earlier) sent, and takes only those (so,
+while the tools keep up, the batches do not depend on thread timing); it then sends the waiting episodes, at most
+`ceil(unfinished / n)`, fewest rounds first, then in the requests' order (so the cohorts even out as episodes end).
+Stragglers do not hold the model: when some of those steps are still running `LAG_GRACE_S` after the call could
+go (a slow tool, a busy machine), the call takes every episode whose step has ended, whichever call sent it, as
+soon as they fill its size (or the late steps end), and the late episodes go with a later call; each episode's
+rounds still come one after another, so its requests and response are unchanged.  A backend that says how many
 requests it serves at once (`num_concurrent`, `q`) gets whole waves: the size is rounded up to a multiple of `q`,
 and while other episodes are in their tool steps a part-filled last wave is held back to go with the next call (a
 wave of 4 takes as long as one of 16; 20 and 20 ready in turn go as 16 then 24, three waves instead of four).  One
@@ -43,6 +47,8 @@ API_BACKENDS = frozenset({
     "lmms_agentic.harness.offline_model",
 })
 """Modules of backends whose `generate_until` leaves the process (HTTP clients) or does no model work."""
+LAG_GRACE_S = 0.02
+"""How long the loop waits for a call's due tool steps before it fills the call with other ended steps instead."""
 log = logging.getLogger(__name__)
 
 
@@ -81,6 +87,11 @@ def quantum(lm: Any) -> int:
     return given if isinstance(given, int) and not isinstance(given, bool) and given > 0 else 1
 
 
+def _size(unfinished: int, n_cohorts: int, per_wave: int) -> int:
+    """A call's size: its share of the unfinished episodes, rounded up to whole waves."""
+    return per_wave * math.ceil(math.ceil(unfinished / n_cohorts) / per_wave)
+
+
 def run_rounds(episodes: Sequence[E], call_model: Callable[[list[E]], None], step: Callable[[E], None],
                pool: concurrent.futures.Executor, n_cohorts: int, per_wave: int = 1) -> None:
     """Play every episode to its end: `call_model(batch)` (this thread, one call at a time) gives each episode in
@@ -104,13 +115,21 @@ def run_rounds(episodes: Sequence[E], call_model: Callable[[list[E]], None], ste
         if not ready and not due:  # nothing to send: wait for the oldest call's steps
             oldest = min(sent_in for sent_in, _ in stepping.values())
             due = {future for future, (sent_in, _) in stepping.items() if sent_in == oldest}
-        concurrent.futures.wait(due)
-        collect(due)
+        if n_cohorts == 1 or not concurrent.futures.wait(due, LAG_GRACE_S).not_done:
+            concurrent.futures.wait(due)
+            collect(due)
+        else:  # late steps: send what has ended once it fills the call (or the late ones end)
+            size = _size(len(ready) + len(stepping), n_cohorts, per_wave)
+            while True:
+                collect({future for future in stepping if future.done()})
+                if len(ready) >= size or not due & stepping.keys():
+                    break
+                concurrent.futures.wait(set(stepping), return_when=concurrent.futures.FIRST_COMPLETED)
         if not ready:
             continue
         unfinished = len(ready) + len(stepping)
         ready.sort(key=lambda episode: (episode.rounds, order[id(episode)]))
-        size = per_wave * math.ceil(math.ceil(unfinished / n_cohorts) / per_wave)
+        size = _size(unfinished, n_cohorts, per_wave)
         if per_wave > 1 and stepping and per_wave < min(size, len(ready)):
             size = min(size, len(ready)) // per_wave * per_wave  # a part-filled wave goes with the next call
         batch, ready[:] = ready[:size], ready[size:]

@@ -1,12 +1,14 @@
 """The batched round loop in cohorts (`cohorts.py`): one cohort's tool steps run while the other cohort's model
-call is in flight (shown with a barrier, no timing), the model is still called one `generate_until` at a time, and
-the responses are lmms-eval's sequential loop's; which backends get cohorts."""
+call is in flight (shown with a barrier, no timing), the model is still called one `generate_until` at a time, a
+late tool step does not hold the model, and the responses are lmms-eval's sequential loop's; which backends get
+cohorts.  Tests that check the exact batches wait for late steps as long as it takes (`exact_batches`)."""
 
 from __future__ import annotations
 
 import functools
 import re
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,6 +26,12 @@ KWARGS = {"max_steps": 8, "video_mode": "frames", "n_frames": 8}
 REPLIES_SO_FAR = re.compile(r"\n\nReply \d+:\n")
 DEADLOCK_GUARD_S = 20.0
 """How long a side waits at the barrier before the test calls the overlap missing (never reached when it holds)."""
+
+
+@pytest.fixture
+def exact_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batches as the cohorts give them: a due step is always waited for (never left to a later call)."""
+    monkeypatch.setattr(cohorts, "LAG_GRACE_S", DEADLOCK_GUARD_S)
 
 
 @pytest.fixture(scope="module")
@@ -100,6 +108,7 @@ def _sequential(docs: list[dict[str, Any]], stops: list[int]) -> list[str]:
                                        agentic_trace_mode="full"))
 
 
+@pytest.mark.usefixtures("exact_batches")
 def test_one_cohorts_tools_run_while_the_others_model_call_is_in_flight(docs: list[dict[str, Any]],
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Four episodes, three tool calls each, in two cohorts: calls 2 to 7 each wait at a barrier for the two tool
@@ -115,6 +124,7 @@ def test_one_cohorts_tools_run_while_the_others_model_call_is_in_flight(docs: li
     assert responses == _sequential(four, stops)
 
 
+@pytest.mark.usefixtures("exact_batches")
 @pytest.mark.parametrize("n_cohorts", ["1", "2", "3"])
 def test_episodes_of_different_lengths_give_the_sequential_results(docs: list[dict[str, Any]], n_cohorts: str,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,6 +142,43 @@ def test_episodes_of_different_lengths_give_the_sequential_results(docs: list[di
         assert model.calls[:3] == [[0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5], [2, 3, 4, 5]]
     else:
         assert max(len(batch) for batch in model.calls) == -(-len(docs) // int(n_cohorts))
+
+
+class LateTools(Tools):
+    """Tools whose first call for document `late` returns only once the model has had `until` calls."""
+
+    def __init__(self, model: ScriptedModel, late: int, until: int) -> None:
+        super().__init__()
+        self.late_model, self.late, self.until, self.held = model, late, until, False
+
+    def execute(self, doc: Mapping[str, Any], bound: BoundCall, visuals: Sequence[Image.Image],
+                used_gold_steps: Sequence[int] = (), n_inputs: int | None = None) -> Observation:
+        if doc["id"] == self.late_model.task_dict["t"]["test"][self.late]["id"] and not self.held:
+            self.held = True
+            deadline = time.monotonic() + DEADLOCK_GUARD_S
+            while len(self.late_model.calls) < self.until and time.monotonic() < deadline:
+                time.sleep(0.005)
+            if len(self.late_model.calls) < self.until:
+                self.late_model.problems.append(f"the model waited for {doc['id']}'s late tool step")
+        return super().execute(doc, bound, visuals, used_gold_steps, n_inputs)
+
+
+def test_a_late_tool_step_does_not_hold_the_model(docs: list[dict[str, Any]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four episodes in two cohorts, two tool calls each; the first tool step of episode 0 ends only after the
+    third model call: that call goes without it (two other episodes whose steps ended), episode 0 follows in a later
+    call, and every response is still the sequential loop's."""
+    monkeypatch.delenv(cohorts.ENV_COHORTS, raising=False)
+    four, stops = docs[:4], [2, 2, 2, 2]
+    model = ScriptedModel(four, stops)
+    responses = loop.run_generate_until_agentic(model, _requests(four, LateTools(model, late=0, until=3)),
+                                                agentic_trace_mode="full")
+    assert model.problems == []
+    assert model.calls[:2] == [[0, 1], [2, 3]]
+    assert 0 not in model.calls[2] and len(model.calls[2]) == 2
+    sent = [doc for batch in model.calls for doc in batch]
+    assert {doc: sent.count(doc) for doc in range(4)} == {doc: 3 for doc in range(4)}
+    assert responses == _sequential(four, stops)
 
 
 class ApiLike:
@@ -171,6 +218,7 @@ def test_the_scripted_model_declares_itself_api_like() -> None:
     assert ScriptedChoice.__module__ in cohorts.API_BACKENDS
 
 
+@pytest.mark.usefixtures("exact_batches")
 def test_a_backend_serving_two_at_once_gets_whole_waves(docs: list[dict[str, Any]],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """With `num_concurrent = 2` every call is a whole number of pairs: when an episode ends early, the odd one
