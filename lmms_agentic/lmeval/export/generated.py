@@ -188,6 +188,17 @@ def _literal(value: Any) -> str:
     return text.replace(": true", ": True").replace(": false", ": False").replace(": null", ": None")
 
 
+def _prompt_literal(settings: Mapping[str, Any], earlier: Mapping[str, Mapping[str, Any]]) -> str:
+    """A task's prompt settings: as an earlier prompt's (the one that needs the fewest keys changed, among those
+    whose keys it has) with the keys that differ, else in full."""
+    changes = {name: {key: value for key, value in settings.items() if key not in base or base[key] != value}
+               for name, base in earlier.items() if set(base) <= set(settings)}
+    if not changes:
+        return _literal(settings)
+    base = min(changes, key=lambda name: len(changes[name]))
+    return f"{{**{base}," + _literal(changes[base])[1:]
+
+
 def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mapping[str, CoreChoice],
                imports: Imports) -> str:
     """The folder's `utils.py`: assignments from the glue and the core's tables, nothing else."""
@@ -213,9 +224,13 @@ def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
         lines += [f'process_docs_{identifier(v)} = HOOKS.process_docs("{v}")' for v in variants]
     else:
         prompts: dict[str, str] = {}
+        earlier: dict[str, Mapping[str, Any]] = {}
         for choice in chosen.values():
-            prompts.setdefault(_literal(choice.settings), f"PROMPT_{len(prompts) + 1}")
-        lines += [f"{name} = {text}" for text, name in prompts.items()] + [""]
+            if _literal(choice.settings) not in prompts:
+                name = prompts[_literal(choice.settings)] = f"PROMPT_{len(prompts) + 1}"
+                lines.append(f"{name} = {_prompt_literal(choice.settings, earlier)}")
+                earlier[name] = choice.settings
+        lines.append("")
         lines += [f'{identifier(c.task)}_docs = HOOKS.process_docs("{c.variant}", {prompts[_literal(c.settings)]})'
                   for c in chosen.values()]
     lines += [""] + [f'process_results_{identifier(k)} = HOOKS.process_results("{k}")'
