@@ -1,17 +1,13 @@
 """RoboVista's documents and the selections of its tasks: release rows -> canonical documents -> one task's rows.
 
-Owns `documents` (each release row of the published schema through `records.normalise`, as the flat
-`McqDoc.to_row()` columns plus the row's image cells under `images`, passed through untouched whatever the harness
-stores in them) and `VARIANTS`, the pure selection behind each task's `process_docs`: one per domain slug, the rows
-without a domain label (`unlabeled`, counted in the overall score only), every row (`all`), and the in-context
-protocol's five seeded example draws (`icl_seed0`..`icl_seed4`, every row).
-
-An `icl_seed<k>` document adds its example (paper App. B: one of the same (task, domain), never the item itself,
-drawn by `prompt.choose_incontext_examples`): `icl_seed`, `icl_example_id`, `icl_question`, `icl_options`,
-`icl_answer`, `icl_reasoning` and, when the documents carry image cells, `icl_images`: the example row's `images`
-cell, the same object. A row whose (task, domain) has no other member gets an empty `icl_example_id` and empty
-example fields and is asked zero-shot; its `icl_images` is its own `images` cell (never shown), so the column holds
-one kind of value for columnar stores.
+Owns `documents` (each release row through `records.normalise`, as the flat `McqDoc.to_row()` columns plus the
+row's image cells under `images`, passed through untouched) and `VARIANTS`, the pure selection behind each task's
+`process_docs`: one per domain slug, the rows without a domain label (`unlabeled`, overall score only), every row
+(`all`), and the in-context protocol's five seeded example draws (`icl_seed0`..`icl_seed4`, every row). An
+`icl_seed<k>` document adds its example (paper App. B: one of the same (task, domain), never the item itself, drawn
+by `prompt.choose_incontext_examples`) as `icl_*` fields, and `icl_images`, the example row's `images` cell (the same
+object) when the documents carry image cells. A row with no such example has empty example fields and is asked
+zero-shot; its `icl_images` is its own `images` cell (never shown), one kind of value for columnar stores.
 """
 
 from __future__ import annotations
@@ -59,10 +55,10 @@ def every_document(docs: Documents) -> Documents:
 
 def with_incontext_examples(docs: Documents, seed: int) -> Documents:
     """Every document with its in-context example of draw `seed` (see the module docstring)."""
-    chosen = prompt.choose_incontext_examples([str(doc["id"]) for doc in docs], [doc["metadata_json"] for doc in docs],
-                                              [doc["domain"] for doc in docs], seed)
+    ids, domains = [str(doc["id"]) for doc in docs], [doc["domain"] for doc in docs]
+    chosen = prompt.choose_incontext_examples(ids, [doc["metadata_json"] for doc in docs], domains, seed)
     out = []
-    for index, (doc, example_index) in enumerate(zip(docs, chosen, strict=True)):
+    for doc, example_index in zip(docs, chosen, strict=True):
         example = None if example_index is None else docs[example_index]
         fields: dict[str, Any] = {
             "icl_seed": seed,
@@ -73,7 +69,7 @@ def with_incontext_examples(docs: Documents, seed: int) -> Documents:
             "icl_reasoning": "" if example is None else json.loads(example["metadata_json"])["reasoning"],
         }
         if IMAGES in doc:
-            fields[ICL_IMAGES] = docs[index if example_index is None else example_index][IMAGES]
+            fields[ICL_IMAGES] = (doc if example is None else example)[IMAGES]
         out.append({**doc, **fields})
     return out
 

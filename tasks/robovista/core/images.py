@@ -16,7 +16,7 @@ from PIL import Image
 @dataclass(frozen=True)
 class ImagePolicy:
     """Declared image preprocessing, chosen by name in the task YAML (`image_preprocess`, recorded in the results
-    file's `configs`); `describe()` states it in words."""
+    file's `configs`)."""
 
     max_side: int | None = 720
     jpeg_quality: int | None = 85
@@ -29,11 +29,6 @@ class ImagePolicy:
         if name == "none":
             return cls(None, None)
         raise ValueError(f"unknown image preprocessing {name!r}; use 'paper' or 'none'")
-
-    def describe(self) -> str:
-        if self.max_side is None and self.jpeg_quality is None:
-            return "none"
-        return f"max_side={self.max_side},jpeg_q={self.jpeg_quality}"
 
 
 def scaled_size(width: int, height: int, max_side: int) -> tuple[int, int]:

@@ -2,16 +2,11 @@
 (`TASK_METRICS`), how each reads its per-item value from a record, and the calibration aggregations (paper Table III).
 
 Counting convention (paper, public runner): every item stays in the denominator; an unanswered item, an
-unparsable reply or a failed request counts as incorrect. `parity_acc` (the headline, paper Tables I-III) uses the
-runner's first released parser (`parity_20260706`, `pred_parity`); its view is the whole record, aggregated over the
-record's `score` (100 x `correct_parity`). `parity_20260714_acc` uses the runner's second parser, `strict_acc` the
-project's strict extractor (`pred`). Breakdowns use the raw label values; the rows with an empty domain or ability
-count only in the overall figures. Every metric but the two calibration errors is the mean of per-item values on a
-0/100 scale over the items it counts (`adapters.core.scores.mean_score`): a view gives `{"score": 100|0}`, or None
-for an item the metric does not count. The calibration errors receive `{"confidence", "correct"}` of the items with
-a stated confidence and follow `adapters.core.scores.calibration_error` (consecutive bins of 100 items). Names are
-chosen so that no name is a substring of another (lmms-eval matches group metrics by substring). The thinking-loop
-rates every task also reports are not the benchmark's: the harness glue adds them.
+unparsable reply or a failed request counts as incorrect; the rows with an empty domain or ability count only in the
+overall figures. Every metric but the two calibration errors is `adapters.core.scores.mean_score` of per-item views
+(`{"score": 100|0}`, None for an item it does not count); the calibration errors receive `{"confidence", "correct"}`
+of the items with a stated confidence (`adapters.core.scores.calibration_error`, bins of 100 items). No name is a
+substring of another (lmms-eval matches group metrics by substring). The thinking-loop rates are the harness glue's.
 """
 
 from __future__ import annotations
@@ -42,7 +37,8 @@ def _field_view(field: str) -> View:
 
 def _headline_where(key: str, value: str) -> View:
     """The headline's correctness on the items whose `key` is `value` (None for the others)."""
-    return lambda record: percent(bool(record["correct_parity"])) if record.get(key) == value else None
+    headline = _field_view("correct_parity")
+    return lambda record: headline(record) if record.get(key) == value else None
 
 
 def _parser_view(mode: str) -> View:
@@ -54,13 +50,15 @@ def confidence_view(record: Mapping[str, Any]) -> dict[str, Any] | None:
     None when the reply stated no confidence."""
     if record["confidence"] is None:
         return None
-    return {"confidence": record["confidence"], "correct": bool(record["correct_parity"])}
+    correct = bool(record["correct_parity"])
+    return {"confidence": record["confidence"], "correct": correct}
 
 
 def _calibration(items: Items, hle_compat: bool) -> float:
     scored = [item for item in items if item is not None]
-    return scores.calibration_error([float(item["confidence"]) for item in scored],
-                                   [bool(item["correct"]) for item in scored], hle_compat=hle_compat)
+    confidences = [float(item["confidence"]) for item in scored]
+    correct = [bool(item["correct"]) for item in scored]
+    return scores.calibration_error(confidences, correct, hle_compat=hle_compat)
 
 
 def calibration_error(items: Items) -> float:
@@ -74,40 +72,62 @@ def hle_compat_calibration(items: Items) -> float:
     return _calibration(items, hle_compat=True)
 
 
-METRICS: Mapping[str, Metric] = metric_table(
-    Metric(RECORD_METRIC, whole_record, mean_score, True,
-           "accuracy (%) by the runner's first released parser (parity_20260706), the paper's tables"),
-    Metric("parity_20260714_acc", _parser_view("parity_20260714"), mean_score, True,
-           "accuracy (%) by the runner's second released parser (parity_20260714)"),
-    Metric("strict_acc", _field_view("correct"), mean_score, True, "accuracy (%) by the project's strict extractor"),
-    Metric("no_answer_rate", lambda record: percent(record["pred"] is None), mean_score, False,
-           "share of items with no option read by the strict extractor (%)"),
-    Metric("request_failed_rate", _field_view("request_failed"), mean_score, False,
-           "share of items whose model request failed (%)"),
-    Metric("perception_acc", _headline_where("ability_split", "SC"), mean_score, True,
-           "headline accuracy (%) on the perception (SC) items"),
-    Metric("planning_acc", _headline_where("ability_split", "PL"), mean_score, True,
-           "headline accuracy (%) on the planning (PL) items"),
-    *(Metric(f"ability_{ability}_acc", _headline_where("ability_type", ability), mean_score, True,
-             f"headline accuracy (%) on the {ability} items") for ability in ABILITY_SPLIT),
-    *(Metric(f"domain_{domain}_acc", _headline_where("domain", domain), mean_score, True,
-             f"headline accuracy (%) on the {display} domain") for domain, display in DOMAINS.items()),
-    Metric("calibration_error", confidence_view, calibration_error, False,
-           "RMS calibration error (%) of the stated confidences, every bin"),
-    Metric("hle_compat_calibration", confidence_view, hle_compat_calibration, False,
-           "the same as the HLE reference loop computes it (its last bin skipped)"),
-    Metric("confidence_coverage", lambda record: percent(record["confidence"] is not None), mean_score, True,
-           "share of items whose reply stated a confidence (%)"),
-    Metric("icl_fallback_rate", lambda record: percent(not record["icl_example_id"]), mean_score, False,
-           "share of items asked zero-shot for want of a same-(task, domain) example (%)"),
-)
+VIEWS: Mapping[str, View] = {
+    RECORD_METRIC: whole_record,
+    "parity_20260714_acc": _parser_view("parity_20260714"),
+    "strict_acc": _field_view("correct"),
+    "no_answer_rate": lambda record: percent(record["pred"] is None),
+    "request_failed_rate": _field_view("request_failed"),
+    "perception_acc": _headline_where("ability_split", "SC"),
+    "planning_acc": _headline_where("ability_split", "PL"),
+    **{f"ability_{key}_acc": _headline_where("ability_type", key) for key in ABILITY_SPLIT},
+    **{f"domain_{key}_acc": _headline_where("domain", key) for key in DOMAINS},
+    "calibration_error": confidence_view,
+    "hle_compat_calibration": confidence_view,
+    "confidence_coverage": lambda record: percent(record["confidence"] is not None),
+    "icl_fallback_rate": lambda record: percent(not record["icl_example_id"]),
+}
+"""Each metric's per-item view, in report order."""
+DESCRIPTIONS: Mapping[str, str] = {
+    RECORD_METRIC: "accuracy (%) by the runner's first released parser (parity_20260706), the paper's tables",
+    "parity_20260714_acc": "accuracy (%) by the runner's second released parser (parity_20260714)",
+    "strict_acc": "accuracy (%) by the project's strict extractor",
+    "no_answer_rate": "share of items with no option read by the strict extractor (%)",
+    "request_failed_rate": "share of items whose model request failed (%)",
+    "perception_acc": "headline accuracy (%) on the perception (SC) items",
+    "planning_acc": "headline accuracy (%) on the planning (PL) items",
+    **{f"ability_{key}_acc": f"headline accuracy (%) on the {key} items" for key in ABILITY_SPLIT},
+    **{f"domain_{key}_acc": f"headline accuracy (%) on the {name} domain" for key, name in DOMAINS.items()},
+    "calibration_error": "RMS calibration error (%) of the stated confidences, every bin",
+    "hle_compat_calibration": "the same as the HLE reference loop computes it (its last bin skipped)",
+    "confidence_coverage": "share of items whose reply stated a confidence (%)",
+    "icl_fallback_rate": "share of items asked zero-shot for want of a same-(task, domain) example (%)",
+}
+AGGREGATIONS = {f.__name__: f for f in (calibration_error, hle_compat_calibration)}
+"""The aggregations other than `scores.mean_score`, by metric name (the function of the same name)."""
+LOWER_IS_BETTER = ("no_answer_rate", "request_failed_rate", "icl_fallback_rate")
+"""Besides the calibration errors."""
+
+
+def _metric(name: str, view: View) -> Metric:
+    aggregation = AGGREGATIONS.get(name, mean_score)
+    higher = name not in (*LOWER_IS_BETTER, *AGGREGATIONS)
+    return Metric(name, view, aggregation, higher, DESCRIPTIONS[name])
+
+
+METRICS: Mapping[str, Metric] = metric_table(*(_metric(n, v) for n, v in VIEWS.items()))
 """Every metric any RoboVista task reports, in report order (the option-permutation tasks report the shared
 permutation metrics instead)."""
 
-DOMAIN_TASK = (RECORD_METRIC, "parity_20260714_acc", "strict_acc", "no_answer_rate", "request_failed_rate",
-               "perception_acc", "planning_acc")
-FULL_TASK = (*DOMAIN_TASK, *(f"ability_{a}_acc" for a in ABILITY_SPLIT), *(f"domain_{d}_acc" for d in DOMAINS))
-CONFIDENCE_TASK = (*FULL_TASK, "calibration_error", "hle_compat_calibration", "confidence_coverage")
+
+def _through(last: str) -> tuple[str, ...]:
+    """The metrics in report order, up to `last`."""
+    return tuple(VIEWS)[: tuple(VIEWS).index(last) + 1]
+
+
+DOMAIN_TASK = _through("planning_acc")
+FULL_TASK = _through(f"domain_{tuple(DOMAINS)[-1]}_acc")
+CONFIDENCE_TASK = _through("confidence_coverage")
 
 TASK_METRICS: Mapping[str, tuple[str, ...]] = {
     "domain": DOMAIN_TASK,

@@ -4,38 +4,21 @@ Owns: both public versions of ``parse_answer`` in ``benchmark/run_benchmark.py``
 reproduced letter for letter; the name of the released rule that decided; which version ``"parity"`` means
 (DEFAULT_PARSER).  The project's own conservative extractor (mode ``"strict"``) stays in adapters/core/extract.py.
 
-Modes:
-  ``parity_20260706``  commit 5163b10 (2026-07-06, "Initial public release"): the parser the paper describes
-                       (App. B) and the only one public when the paper and the leaderboard appeared.
-  ``parity_20260714``  commit a5f8054 (2026-07-14): the first version plus a strict re-read of the whole response
-                       when nothing parses after ``</think>``.  The runner's own reference runs (README.md)
-                       were made with it.
-  ``parity``           an alias of DEFAULT_PARSER (``parity_20260706``): the paper's tables (the parity target)
-                       were scored before the second version existed, and its description matches the first.  The
-                       two differ only on responses that contain ``</think>`` and have no parseable tail.
+Modes: ``parity_20260706`` (commit 5163b10, 2026-07-06, "Initial public release": the parser the paper describes
+in App. B); ``parity_20260714`` (commit a5f8054: the first plus a strict re-read when nothing parses after
+``</think>``; the runner's own reference runs used it); ``parity``, an alias of DEFAULT_PARSER (the first: the
+paper's tables predate the second). The two differ only on responses with ``</think>`` and no parseable tail.
 
-What the released function does, and so what this module does (verified on a stored corpus, see
-tests/robovista/test_parity_corpus.py):
-  * The letter class is fixed to A-E for every question (the runner's CHOICE_LETTERS); the question's options do
-    not change it.  ``options`` is accepted only for signature compatibility with extract_choice and is ignored:
-    "E" is returned for a four-option question, "F" never is.
-  * No confidence clause is removed ("Confidence: 85%" reaches the rules as it is), whitespace runs are not
-    collapsed (only the ends are stripped), and lower-case letters count because the text is upper-cased first
-    (Python's ``str.upper``, so "ß" -> "SS" and "ẚ" -> "Aʾ").  The API runner collapses whitespace runs *before*
-    calling the parser (its message-content helper); the local runner only strips.  The only rule that can see the
-    difference is the 40-character window of ``reread_final_is``; this module parses the text it is given.
-  * ``</think>`` is found with Python's case-insensitive matching, which also accepts "K" (Kelvin sign), "İ" and
-    "ı" inside the tag.
-
-Project additions (the runner never sees these): a non-str response is no answer (reason "empty"); a response
-whose left-stripped text starts with REQUEST_FAILED_PREFIX (lmms-eval's failed request) is no answer (reason
-"request_failed").
-
-Determinism: the released last rule tries the letters in the iteration order of a Python ``set``, which depends
-on the string-hash seed (PYTHONHASHSEED), so with two or more isolated letters its answer can change between
-processes.  This module always tries A, B, C, D, E in that order: its answer is one of the released answers,
-and equals the released answer under any hash seed whose set order is A..E (e.g. PYTHONHASHSEED=47 on CPython
-3.11).
+As released (verified on a stored corpus, tests/robovista/test_parity_corpus.py): the letters are A-E whatever the
+question's options (``options`` is only type-checked: "E" can answer a four-option question, "F" never does); no
+confidence clause is removed; only the ends are stripped (the API runner collapses whitespace runs *before* calling
+the parser, the local runner does not: only ``reread_final_is``'s 40-character window can tell); the text is
+upper-cased with ``str.upper`` ("ß" -> "SS"), so lower-case letters count; ``</think>`` is matched
+case-insensitively (also "K", the Kelvin sign, "İ", "ı"). Project additions: a non-str response is no answer
+("empty"), a response starting (after left-stripping) with REQUEST_FAILED_PREFIX is no answer ("request_failed").
+Determinism: the released last rule tries the letters in a Python ``set``'s order (hash-seed dependent); this
+module tries A..E, one of the released answers, the released one under any seed with that set order (e.g.
+PYTHONHASHSEED=47 on CPython 3.11).
 
 RULES, parity_20260706.  Let R be the text after the first ``</think>`` when there is one, else the whole
 response; strip R and upper-case it.  Empty R -> no answer ("empty").  First hit wins:
@@ -77,18 +60,10 @@ from collections.abc import Sequence
 from lmms_agentic.adapters.core.extract import Extraction
 from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX, split_at_think_close
 
-__all__ = [
-    "DEFAULT_PARSER",
-    "PARSER_MODES",
-    "PARSER_RULES",
-    "RELEASED_LETTERS",
-    "parse_answer",
-    "resolve_mode",
-]
-
 PARSER_MODES: tuple[str, ...] = ("parity_20260706", "parity_20260714")
 DEFAULT_PARSER: str = "parity_20260706"
-RELEASED_LETTERS = "ABCDE"  # the runner's fixed letter class, whatever the question's options
+# the runner's fixed letter class, whatever the question's options
+RELEASED_LETTERS = "ABCDE"
 
 _LABEL_RULES = ("a_answer_is", "b_is_correct", "c_bare", "d_letter_dot", "e_leading_label")
 _POSITION_RULES = ("first_char", "last_char", "any_isolated")
@@ -100,20 +75,16 @@ PARSER_RULES: dict[str, tuple[str, ...]] = {
 
 
 # Speed without changing a single result.  The released patterns begin with ``\b``, which keeps Python's regex
-# engine from skipping ahead to a literal, so each costs tens of ms per MB; and after a whitespace run that is not
-# followed by what they expect they give the run back one character at a time (linear, but ~50 ms per MB of
-# whitespace).  Here:
-#   every whitespace run is taken whole with ``(?=(?P<w>\s*))(?P=w)`` (an atomic group that also works on Python
-#     3.10).  Every such run is followed by a non-whitespace item, so giving characters back could never help.
-#   rule a starts at the literal ANSWER and states the leading ``\b`` as a lookbehind placed after it (for a word
-#     character X, "\b before X" is "no word character before X").  The released leftmost match may start at an
-#     optional "THE " before ANSWER; that prefix never decides whether an ANSWER matches nor what it captures.
-#   rule b finds each "IS ... CORRECT|RIGHT|BEST ... ANSWER" phrase whose IS follows whitespace or A-E, in order,
-#     then reads backwards (on the reversed text) over the whitespace before it: the letter must come next, with no
-#     word character before it.  Phrases never overlap and their order is the order of the released matches.
-#   rules c..e are anchored at the start: match() is what their search amounts to.
-#   any_isolated starts at the literal letter, like rule a.
-#   reread_final_is is tried only where it can match (see _final_statement).
+# engine from skipping ahead to a literal (tens of ms per MB each), and give a whitespace run back one character at
+# a time (~50 ms per MB of whitespace).  Here every whitespace run is taken whole with ``(?=(?P<w>\s*))(?P=w)`` (an
+# atomic group that works on Python 3.10; a run is always followed by a non-whitespace item, so giving characters
+# back could never help).  Rule a starts at the literal ANSWER with the leading ``\b`` as a lookbehind after it (for
+# a word character X, "\b before X" is "no word character before X"; the optional "THE " of the released leftmost
+# match never decides whether an ANSWER matches nor what it captures).  Rule b finds each "IS ... CORRECT|RIGHT|BEST
+# ... ANSWER" phrase whose IS follows whitespace or A-E, in order, then reads backwards (on the reversed text) over
+# the whitespace before it: the letter must come next, with no word character before it (phrases never overlap;
+# their order is the released matches').  Rules c..e are anchored: match() is what their search amounts to.
+# any_isolated starts at the literal letter; reread_final_is is tried only where it can match (_final_statement).
 # The stored corpus checks all of this against the released functions.
 
 
@@ -126,11 +97,13 @@ _ANSWER_IS = re.compile(rf"ANSWER(?<!\wANSWER){_ws('w1')}(?:IS|:){_ws('w2')}(?P<
 _CORRECT_PHRASE = re.compile(
     rf"IS(?<=[\sA-E]IS){_ws('w1', True)}(?:THE{_ws('w2', True)})?(?:CORRECT|RIGHT|BEST){_ws('w3', True)}ANSWER\b"
 )
-_LETTER_BEHIND = re.compile(rf"{_ws('w1')}(?P<letter>[A-E])(?!\w)")  # on the reversed text
+# on the reversed text
+_LETTER_BEHIND = re.compile(rf"{_ws('w1')}(?P<letter>[A-E])(?!\w)")
 _BARE = re.compile(rf"{_ws('w1')}(?P<letter>[A-E]){_ws('w2')}$")
 _LETTER_DOT = re.compile(rf"{_ws('w1')}(?P<letter>[A-E])\.{_ws('w2')}$")
 _LEADING_LABEL = re.compile(rf"{_ws('w1')}(?P<letter>[A-E]){_ws('w2')}[\.\)]")
-_ISOLATED = {letter: re.compile(rf"{letter}(?<!\w{letter})(?!\w)") for letter in RELEASED_LETTERS}  # \bL\b
+# \bL\b
+_ISOLATED = {letter: re.compile(rf"{letter}(?<!\w{letter})(?!\w)") for letter in RELEASED_LETTERS}
 _FINAL_IS = re.compile(rf"\b(?:IS|:){_ws('w1')}(?P<letter>[A-E])\b[^A-E]{{0,40}}$")
 _FINAL_WINDOW = 40
 
@@ -181,7 +154,8 @@ def _loose(upper: str) -> Extraction | None:
     body = upper.rstrip(".")
     if body and body[-1] in RELEASED_LETTERS and (len(body) == 1 or not body[-2].isalpha()):
         return Extraction(body[-1], "last_char")
-    for letter, pattern in _ISOLATED.items():  # A -> E; the runner's order is hash-seed dependent
+    # A -> E; the runner's order is hash-seed dependent
+    for letter, pattern in _ISOLATED.items():
         if pattern.search(upper):
             return Extraction(letter, "any_isolated")
     return None
@@ -197,7 +171,8 @@ def _final_statement(text: str) -> str | None:
     last = max(body.rfind(letter, window) for letter in RELEASED_LETTERS)
     if last < 0:
         return None
-    keyword_end = len(body[:last].rstrip())  # \s and str.isspace agree on every code point
+    # \s and str.isspace agree on every code point
+    keyword_end = len(body[:last].rstrip())
     for start in (keyword_end - 2, keyword_end - 1):  # "IS" or ":"
         hit = _FINAL_IS.match(body, start) if start >= 0 else None
         if hit is not None:
@@ -215,10 +190,11 @@ def _reread(upper: str) -> Extraction | None:
 
 
 def _check_options(options: object) -> None:
+    expected = "options must be a sequence of option texts or a count, got"
     if isinstance(options, (str, bytes, bool)):
-        raise TypeError(f"options must be a sequence of option texts or a count, got {options!r}")
+        raise TypeError(f"{expected} {options!r}")
     if not isinstance(options, (int, Sequence)):
-        raise TypeError(f"options must be a sequence of option texts or a count, got {type(options).__name__}")
+        raise TypeError(f"{expected} {type(options).__name__}")
 
 
 def parse_answer(response: object, options: Sequence[str | None] | int, mode: str = "parity") -> Extraction:

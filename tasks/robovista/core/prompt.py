@@ -1,13 +1,11 @@
 """RoboVista prompts as a harness-neutral structure: a system prompt and ordered segments (texts and image lists).
 
-Owns the layouts (paper App. B, public runner) and the choice of in-context examples. The prompt texts are
-configuration: they come from the task YAML's `lmms_eval_specific_kwargs` (`texts` here: `system_prompt`, `suffix`,
-`confidence_request`, `icl_system_prompt`, `icl_reasoning`, `protocol`), so every variant's exact wording is visible
-there. Images arrive decoded and prepared by the caller (`images.preprocess_image`).
-
-Zero-shot / CoT: all images, then `question \\n\\nOptions:\\n A. ... \\n\\n suffix`. ICL: the paper's EXAMPLE / YOUR
-QUESTION layout with the example's images at the first marker and the item's at the second; an item whose (task,
-domain) has no other member is asked zero-shot (its `icl_example_id` is empty).
+Owns the layouts (paper App. B, public runner) and the choice of in-context examples. The texts (`texts`:
+`system_prompt`, `suffix`, `confidence_request`, `icl_system_prompt`, `icl_reasoning`, `protocol`) are the task
+YAML's configuration; images arrive prepared (`images.preprocess_image`). Zero-shot / CoT: all images, then
+`question \\n\\nOptions:\\n A. ... \\n\\n suffix`. ICL: the paper's EXAMPLE / YOUR QUESTION layout, the example's
+images at the first marker, the item's at the second; an item whose (task, domain) has no other member is asked
+zero-shot (its `icl_example_id` is empty).
 """
 
 from __future__ import annotations
@@ -21,7 +19,9 @@ from PIL import Image
 from lmms_agentic.adapters.core.fewshot import choose_examples
 from lmms_agentic.adapters.core.prompting import mcq_text, option_lines, with_system_prompt
 
-Segment = str | list[Image.Image]
+Doc = Mapping[str, Any]
+Images = list[Image.Image]
+Segment = str | Images
 Prompt = tuple[str, list[Segment]]
 """(system prompt, ordered user segments: text strings and image lists)."""
 
@@ -34,12 +34,12 @@ def choose_incontext_examples(ids: Sequence[str], metadata_json: Sequence[str], 
     return choose_examples(ids, list(zip(tasks, domains, strict=True)), seed)
 
 
-def shows_example(doc: Mapping[str, Any], texts: Mapping[str, Any]) -> bool:
+def shows_example(doc: Doc, texts: Doc) -> bool:
     """Whether the prompt carries an in-context example (protocol "icl" and the document has one)."""
     return texts.get("protocol") == "icl" and bool(doc["icl_example_id"])
 
 
-def user_text(doc: Mapping[str, Any], texts: Mapping[str, Any]) -> str:
+def user_text(doc: Doc, texts: Doc) -> str:
     """The item's own text: question, options, suffix and (when configured) the confidence request."""
     suffix = texts["suffix"]
     if texts.get("confidence_request"):
@@ -47,8 +47,7 @@ def user_text(doc: Mapping[str, Any], texts: Mapping[str, Any]) -> str:
     return mcq_text(doc["question"], doc["options"], suffix)
 
 
-def build(doc: Mapping[str, Any], texts: Mapping[str, Any], images: list[Image.Image],
-          example_images: list[Image.Image]) -> Prompt:
+def build(doc: Doc, texts: Doc, images: Images, example_images: Images) -> Prompt:
     """The prompt of one document; `example_images` are used only when `shows_example`."""
     if not shows_example(doc, texts):
         return texts["system_prompt"], [images, user_text(doc, texts)]
@@ -63,7 +62,8 @@ def build(doc: Mapping[str, Any], texts: Mapping[str, Any], images: list[Image.I
     ]
 
 
-def text_only(doc: Mapping[str, Any], texts: Mapping[str, Any]) -> str:
+def text_only(doc: Doc, texts: Doc) -> str:
     """The prompt for text-only backends: the system prompt leads, image positions are implicit."""
     system_prompt, segments = build(doc, texts, [], [])
-    return with_system_prompt(system_prompt, "".join(s for s in segments if isinstance(s, str)))
+    text = "".join(s for s in segments if isinstance(s, str))
+    return with_system_prompt(system_prompt, text)
