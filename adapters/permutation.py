@@ -4,7 +4,7 @@ A permutation task is a base MCQ task whose lmms-eval placeholder dataset is a s
 (`{"permutation": "circular", "permutation_seed": 0}`, generated next to the task YAMLs by
 `python -m lmms_agentic permutations`). Every MCQ benchmark decorates its `process_docs` hooks with `permutable`,
 which expands the benchmark's documents when that row asks for it; prompts, visuals and extraction stay the base
-task's, and `adapters.samples.results_function` adds the permutation fields to each row's record.
+task's, and `adapters.samples.core_results_function` adds the permutation fields to each row's record.
 
 Modes (`parse_mode`):
 - `circular` — every rotation of the shown options (MMBench CircularEval); rotation 0 is the original order.

@@ -40,7 +40,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lmms_agentic.adapters import permutation, permutation_metrics
-from lmms_agentic.adapters.core.choice import request_failed
 from lmms_agentic.adapters.core.task import CoreTask, Judge, task_values
 from lmms_agentic.adapters.loops import check_response
 
@@ -60,84 +59,20 @@ def loop_check(response: object, answered: bool) -> dict[str, object]:
     return check_response(response, answered=answered).as_dict()
 
 
-def mcq_record(benchmark: str, doc: Mapping[str, Any], response: object, extraction: Any) -> Record:
-    """The contract fields of one MCQ sample; `extraction` is a `judges.mcq_fallback.McqExtraction`."""
-    return {
-        "benchmark": benchmark,
-        "id": str(doc["id"]),
-        "domain": str(doc["domain"]),
-        "source": str(doc["source"]),
-        "answer": str(doc["answer"]),
-        "pred": extraction.letter,
-        "correct": extraction.letter == doc["answer"],
-        "rule": extraction.rule,
-        "no_answer_reason": extraction.reason,
-        "extraction_path": extraction.path,
-        "judge": extraction.judge.as_dict() if extraction.judge is not None else None,
-        "request_failed": request_failed(response),
-        "loop": loop_check(response, extraction.letter is not None),
-    }
-
-
-def score(value: bool | None) -> dict[str, float] | None:
-    """A percentage view: 100 for true, 0 for false, None (not counted) for None."""
-    return None if value is None else {"score": 100.0 if value else 0.0}
-
-
-def field_view(field: str) -> View:
-    """The view `{"score": 100|0}` of a boolean record field."""
-    def view(record: Mapping[str, Any]) -> Any:
-        return score(bool(record[field]))
-
-    return view
-
-
-def field_view_where(field: str, key: str, value: Any) -> View:
-    """Like `field_view`, but only rows whose `key` equals `value` count (others give None)."""
-    def view(record: Mapping[str, Any]) -> Any:
-        return score(bool(record[field])) if record.get(key) == value else None
-
-    return view
-
-
-def no_answer_view(record: Mapping[str, Any]) -> Any:
-    return score(record["pred"] is None)
+def _percent(value: bool) -> dict[str, float]:
+    return {"score": 100.0 if value else 0.0}
 
 
 def loop_view(record: Mapping[str, Any]) -> Any:
-    return score(bool(record["loop"]["loop"]))
+    return _percent(bool(record["loop"]["loop"]))
 
 
 def truncation_view(record: Mapping[str, Any]) -> Any:
-    return score(bool(record["loop"]["truncated"]))
+    return _percent(bool(record["loop"]["truncated"]))
 
 
 LOOP_VIEWS: dict[str, View] = {"loop_rate": loop_view, "truncation_rate": truncation_view}
 """Reported by every task (MCQ, permutation and free-form alike), after its own metrics."""
-
-
-def request_failed_view(record: Mapping[str, Any]) -> Any:
-    return score(bool(record["request_failed"]))
-
-
-def results_function(build_record: Callable[[Mapping[str, Any], list[Any]], Record], *, record_metric: str,
-                     score_field: str, views: Mapping[str, View] | Callable[[Mapping[str, Any]], Mapping[str, View]]
-                     ) -> ProcessResults:
-    """A `process_results` hook returning the record under `record_metric` (which counts `score_field`) and then
-    one value per entry of `views` (or of `views(doc)`, for tasks whose metrics depend on the document, e.g. a
-    domain's sources). Rows of a permutation task get the permutation fields and the permutation metrics' views
-    instead (their task's metric list is the permutation one)."""
-
-    def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
-        record = build_record(doc, results)
-        if "group_id" in doc:
-            record.update(permutation.row_fields(doc, record["pred"]))
-            return permutation_metrics.views(record)
-        record["score"] = 100.0 if record[score_field] else 0.0
-        chosen = {**(views(doc) if callable(views) else views), **LOOP_VIEWS}
-        return {record_metric: record, **{name: view(record) for name, view in chosen.items()}}
-
-    return process_results
 
 
 def _has_letter(record: Mapping[str, Any]) -> bool:
