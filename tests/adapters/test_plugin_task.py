@@ -137,3 +137,27 @@ def test_an_image_file_is_decoded_once_per_question(tmp_path: Path) -> None:
     assert first is again and first.mode == "RGB" and first.size == (3, 2)
     kept = PluginBenchmark(core=_Core(Prompt(None)), load=lambda: None, rgb=False)
     assert PluginMedia(kept, {"id": "r3", "media_root": str(tmp_path)}, {}).image("a.png").mode == "L"
+
+
+ROBOVISTA_TEXTS = {"protocol": "zero_shot", "system_prompt": "SYS", "suffix": "Answer with a letter.",
+                   "icl_system_prompt": "ICL-SYS", "icl_reasoning": False, "confidence_request": ""}
+
+
+@pytest.mark.parametrize(("texts", "starts"), [
+    (ROBOVISTA_TEXTS, "SYS\n\nWhich block?"),
+    ({**ROBOVISTA_TEXTS, "system_prompt": ""}, "Which block?"),
+    ({**ROBOVISTA_TEXTS, "protocol": "icl"},
+     "ICL-SYS\n\n=== EXAMPLE ===\n[Image 1: Example image]\n\nQuestion: Which cup?"),
+], ids=["system-leads", "no-system", "icl"])
+def test_the_text_prompt_is_the_system_text_leading_the_user_texts(texts: dict[str, Any], starts: str) -> None:
+    """A RoboVista document as lmms-eval hands it to `doc_to_text` (no image columns): its texts, no media read."""
+    from lmms_agentic.tasks.robovista.core import prompt, records
+
+    row = {"id": "q_1", "question": "Which block?", "choices": ["red", "green", "blue", "yellow", "purple"],
+           "correct_answer": "B", "reasoning": "because", "domain": "domestic", "task": "tidying",
+           "ability_type": "scene_understanding", "ability_subcategory": "grasp", "publication_source": "paper"}
+    doc = {**records.normalise(row, n_images=1).to_row(), "icl_example_id": "q_2", "icl_question": "Which cup?",
+           "icl_options": ["left", "", "right"], "icl_answer": "C", "icl_reasoning": "it is right"}
+    doc.pop("images", None)
+    text = robovista_hooks.doc_to_text(doc, texts)
+    assert text.startswith(starts) and text.endswith(prompt.user_text(doc, texts))

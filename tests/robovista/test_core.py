@@ -137,16 +137,6 @@ def test_build_icl_without_an_example_is_zero_shot() -> None:
         "SYS", [[], prompt.user_text(_doc(), texts)])
 
 
-@pytest.mark.parametrize(("texts", "starts"), [
-    (TEXTS, "SYS\n\nWhich block?"),
-    ({**TEXTS, "system_prompt": ""}, "Which block?"),
-    ({**TEXTS, "protocol": "icl"}, "ICL-SYS\n\n=== EXAMPLE ===\n[Image 1: Example image]\n\nQuestion: Which cup?"),
-], ids=["system-leads", "no-system", "icl"])
-def test_text_only(texts: dict[str, Any], starts: str) -> None:
-    text = prompt.text_only(_doc(**ICL_DOC), texts)
-    assert text.startswith(starts) and text.endswith(prompt.user_text(_doc(), texts))
-
-
 def test_incontext_examples_share_task_and_domain_and_are_never_the_item() -> None:
     ids = ["a", "b", "c", "d"]
     metadata = [json.dumps({"task": task}) for task in ("sort", "sort", "sort", "fold")]

@@ -17,7 +17,7 @@ from typing import Any
 from PIL import Image
 
 from lmms_agentic.adapters.core.fewshot import choose_examples
-from lmms_agentic.adapters.core.prompting import mcq_text, option_lines, with_system_prompt
+from lmms_agentic.adapters.core.prompting import mcq_text, option_lines
 
 Doc = Mapping[str, Any]
 Images = list[Image.Image]
@@ -61,9 +61,3 @@ def build(doc: Doc, texts: Doc, images: Images, example_images: Images) -> Promp
         user_text(doc, texts),
     ]
 
-
-def text_only(doc: Doc, texts: Doc) -> str:
-    """The prompt for text-only backends: the system prompt leads, image positions are implicit."""
-    system_prompt, segments = build(doc, texts, [], [])
-    text = "".join(s for s in segments if isinstance(s, str))
-    return with_system_prompt(system_prompt, text)
