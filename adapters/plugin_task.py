@@ -13,8 +13,9 @@ Everything else is here, once for every benchmark:
 - the prompt: the core's `prompt(doc, settings, media)` with `PluginMedia`: strict image decoding
   (`adapters.media`), once per question (the rows of one question under option permutations share their media),
   files only inside the data folder (`adapters.data.resolve_media`), video frames sampled by `adapters.frames` or,
-  with `video_mode: native`, the video file as a `pathlib.Path`.
-- `doc_to_visual`, `doc_to_text`, `doc_to_messages` from the core's `Prompt` (the task YAML's
+  with `video_mode: native`, the video file (`adapters.glue.hub_media.VideoFile`).
+- `doc_to_visual`, `doc_to_text`, `doc_to_messages` from the core's `Prompt`, built as the upstream exports build
+  them (`adapters.glue.lmms_eval_glue`: `visuals`, `text_prompt`, `chat_messages`; the task YAML's
   `lmms_eval_specific_kwargs` are the prompt settings).
 - `process_results(kind)`: the core's record and metric values with the benchmark's judge passed in, the
   thinking-loop verdict, the video frames this process sampled, and the permutation rows
@@ -24,7 +25,7 @@ Everything else is here, once for every benchmark:
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,11 +34,11 @@ import datasets
 from PIL import Image
 
 from lmms_agentic.adapters import frames
-from lmms_agentic.adapters.core.prompting import with_system_prompt
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
 from lmms_agentic.adapters.data import resolve_media
 from lmms_agentic.adapters.frames import IndexRule
-from lmms_agentic.adapters.glue.hub_media import LayoutMedia
+from lmms_agentic.adapters.glue.hub_media import VideoFile
+from lmms_agentic.adapters.glue.lmms_eval_glue import chat_messages, text_prompt, visuals
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import LOOP_VIEWS, ProcessResults, View, core_results_function, read_record
@@ -148,40 +149,16 @@ class PluginMedia:
             raise ValueError(f"video_mode must be 'frames' or 'native', got {mode!r}")
         return mode == "native"
 
-    def video(self, path: str, n_frames: int) -> tuple[Image.Image, ...] | Path:
+    def video(self, path: str, n_frames: int) -> tuple[Image.Image, ...] | VideoFile:
         """`n_frames` uniformly sampled frames, or (`video_mode: native`) the video file itself."""
         located = self.file(path, "video")
         if self._native():
-            return Path(str(located))
+            return VideoFile(str(located))
         return frames.sample_frames(located, n_frames).frames
 
     def video_frames(self, path: str, n_frames: int, rule: IndexRule) -> tuple[Image.Image, ...]:
         """`n_frames` frames picked by `rule` (a benchmark script's own sampling)."""
         return frames.sample_frames(self.file(path, "video"), n_frames, rule=rule).frames
-
-
-def _visual(part: Any) -> Any:
-    return str(part) if isinstance(part, Path) else part
-
-
-def _flat(parts: Sequence[Any]) -> list[Any]:
-    """The prompt's parts with each list of frames spread out, in order."""
-    out: list[Any] = []
-    for part in parts:
-        out.extend(_flat(part) if isinstance(part, (list, tuple)) else [part])
-    return out
-
-
-def _content(parts: Sequence[Any]) -> list[dict[str, Any]]:
-    content: list[dict[str, Any]] = []
-    for part in _flat(parts):
-        if isinstance(part, str):
-            content.append({"type": "text", "text": part})
-        elif isinstance(part, Path):
-            content.append({"type": "video", "url": str(part)})
-        else:
-            content.append({"type": "image", "url": part})
-    return content
 
 
 def _bound_hooks(home: str) -> PluginTask:
@@ -259,36 +236,18 @@ class PluginTask:
     def doc_to_visual(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
                       ) -> list[Any]:
         """The prompt's media in order: images and frames, or a native video's path."""
-        return [_visual(part) for part in _flat(self.prompt(doc, lmms_eval_specific_kwargs).media())]
+        return visuals(self.prompt(doc, lmms_eval_specific_kwargs))
 
     def doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
                     ) -> str:
-        """The prompt for text-only backends: the core's `text_prompt` where it has one, else the system text
-        leading the user turn's texts. No media is read (the texts do not depend on the pixels): lmms-eval hands
-        this hook documents without their image columns, which are laid out empty."""
-        settings = lmms_eval_specific_kwargs or {}
-        text_prompt = getattr(self.core, "text_prompt", None)
-        if text_prompt is not None:
-            return str(text_prompt(doc, settings))
-        laid_out = {**doc, **{name: [] for name in self.benchmark.media_columns if doc.get(name) is None}}
-        built = self.core.prompt(laid_out, settings, LayoutMedia())
-        return with_system_prompt(built.system or "", "".join(built.texts()))
+        """The prompt for text-only backends (no media read; `adapters.glue.lmms_eval_glue.text_prompt`)."""
+        return text_prompt(self.core, doc, lmms_eval_specific_kwargs or {})
 
     def doc_to_messages(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
                         ) -> list[dict[str, Any]]:
-        """A system turn and one user turn of texts, images and videos in prompt order. With `system_role: false`
-        the system text leads the user turn instead, followed by a blank line unless it already ends in whitespace
-        (a released script's own layout, kept byte for byte)."""
+        """The chat turns of the prompt (`adapters.glue.lmms_eval_glue.chat_messages`)."""
         settings = lmms_eval_specific_kwargs or {}
-        built = self.prompt(doc, settings)
-        content = _content(built.parts)
-        if not built.system:
-            return [{"role": "user", "content": content}]
-        if not settings.get("system_role", True):
-            lead = built.system if built.system[-1:].isspace() else with_system_prompt(built.system, "")
-            return [{"role": "user", "content": [{"type": "text", "text": lead}, *content]}]
-        return [{"role": "system", "content": [{"type": "text", "text": built.system}]},
-                {"role": "user", "content": content}]
+        return chat_messages(self.prompt(doc, settings), settings)
 
     def doc_to_target(self, doc: Mapping[str, Any]) -> str:
         return self.benchmark.target(doc)

@@ -15,7 +15,9 @@ this shape and never per benchmark:
   included (the core decides correctness; glue never recomputes it). A judge, when a metric needs one, is passed
   in as a callable; without one those metrics are unscored with a reason, never guessed.
 - optionally `text_prompt(doc, settings)`: the prompt for text-only backends, where it is not the system text
-  leading the user turn's texts (Agent-X's paper protocol shows the query without its frame labels).
+  leading the user turn's texts (Agent-X's paper protocol shows the query without its frame labels); and
+  `MEDIA_FIELDS`, the document fields that hold media cells (lmms-eval hands its text hook documents without their
+  image columns: the glue lays those fields out empty).
 - `METRICS` is the single table of metric names: each `Metric` says how to read its per-item value from a record
   (`view`; None = the item does not count for it), how to aggregate those values over all items gathered from all
   ranks (`aggregation`), and its direction. `TASK_METRICS[name]` lists the metrics one kind of task reports, in

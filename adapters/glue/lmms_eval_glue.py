@@ -1,10 +1,11 @@
 """lmms-eval's task hooks for any benchmark core (`adapters.core.task`), written once.
 
 `LmmsEvalHooks(core, repo_id, revision)` gives what a task YAML names: `process_docs(variant)` per variant,
-`doc_to_visual` / `doc_to_text` / `doc_to_messages` from the core's `Prompt` (the task's
-`lmms_eval_specific_kwargs` are the prompt settings), `doc_to_target`, `process_results(kind)` returning every
-metric the kind declares (None where an item does not count; the aggregations skip it) and `aggregation(name)`
-per metric. Media come from `hub_media.HubMedia` (`video_mode: native` hands videos over as files).
+`doc_to_visual` / `doc_to_text` / `doc_to_messages` from the core's `Prompt` (`visuals`, `text_prompt`,
+`chat_messages`; the task's `lmms_eval_specific_kwargs` are the prompt settings), `doc_to_target`,
+`process_results(kind)` returning every metric the kind declares (None where an item does not count; the
+aggregations skip it) and `aggregation(name)` per metric. Media come from `hub_media.HubMedia` (`video_mode:
+native` hands videos over as files).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from lmms_agentic.adapters.core.prompting import with_system_prompt
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
 from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, variant_docs
-from lmms_agentic.adapters.glue.hub_media import HubMedia, VideoFile, flat_media
+from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, VideoFile, flat_media
 from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
 
 
@@ -35,6 +36,37 @@ def _content(parts: Sequence[Any]) -> list[dict[str, Any]]:
             else:
                 content.append({"type": "image", "url": item})
     return content
+
+
+def visuals(prompt: Prompt) -> list[Any]:
+    """`doc_to_visual`: the prompt's images and frames in order, a video handed over as a file by its path."""
+    return [_visual(item) for item in flat_media(prompt.parts)]
+
+
+def chat_messages(prompt: Prompt, settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """`doc_to_messages`: a system turn and one user turn of texts, images and videos in prompt order. With
+    `system_role: false` the system text leads the user turn instead, followed by a blank line unless it already
+    ends in whitespace (a released script's own layout, kept byte for byte)."""
+    content = _content(prompt.parts)
+    if not prompt.system:
+        return [{"role": "user", "content": content}]
+    if not settings.get("system_role", True):
+        lead = prompt.system if prompt.system[-1:].isspace() else with_system_prompt(prompt.system, "")
+        return [{"role": "user", "content": [{"type": "text", "text": lead}, *content]}]
+    return [{"role": "system", "content": [{"type": "text", "text": prompt.system}]},
+            {"role": "user", "content": content}]
+
+
+def text_prompt(core: CoreTask, doc: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+    """`doc_to_text`, the prompt for text-only backends: the core's `text_prompt` where it has one, else the system
+    text leading the user turn's texts. No media is read: lmms-eval hands this hook documents without their image
+    columns, so the core's `MEDIA_FIELDS` missing from the document are laid out empty."""
+    own = getattr(core, "text_prompt", None)
+    if own is not None:
+        return str(own(doc, settings))
+    empty = {name: [] for name in getattr(core, "MEDIA_FIELDS", ()) if doc.get(name) is None}
+    prompt = core.prompt({**doc, **empty}, settings, LayoutMedia())
+    return with_system_prompt(prompt.system or "", "".join(prompt.texts()))
 
 
 class LmmsEvalHooks:
@@ -72,29 +104,16 @@ class LmmsEvalHooks:
 
     def doc_to_visual(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
                       ) -> list[Any]:
-        return [_visual(item) for item in flat_media(self.prompt(doc, lmms_eval_specific_kwargs).parts)]
+        return visuals(self.prompt(doc, lmms_eval_specific_kwargs))
 
     def doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
                     ) -> str:
-        """The prompt for text-only backends: the system text leads the user turn's texts (the media go through
-        `doc_to_visual`)."""
-        prompt = self.prompt(doc, lmms_eval_specific_kwargs)
-        return with_system_prompt(prompt.system or "", "".join(prompt.texts()))
+        return text_prompt(self.core, doc, lmms_eval_specific_kwargs or {})
 
     def doc_to_messages(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
                         ) -> list[dict[str, Any]]:
-        """A system turn (or, with `system_role: false`, the system text leading the user turn) and one user turn
-        of texts, images and videos in prompt order."""
         settings = lmms_eval_specific_kwargs or {}
-        prompt = self.prompt(doc, settings)
-        content = _content(prompt.parts)
-        if prompt.system is None:
-            return [{"role": "user", "content": content}]
-        if not settings.get("system_role", True):
-            lead = with_system_prompt(prompt.system, "")
-            return [{"role": "user", "content": [{"type": "text", "text": lead}, *content]}]
-        system = {"role": "system", "content": [{"type": "text", "text": prompt.system}]}
-        return [system, {"role": "user", "content": content}]
+        return chat_messages(self.prompt(doc, settings), settings)
 
     @staticmethod
     def doc_to_target(doc: Mapping[str, Any]) -> str:

@@ -102,10 +102,14 @@ def test_messages_from_the_prompt(system: str | None, system_role: bool, expecte
 
 
 def test_a_native_video_is_a_video_part_and_its_path_the_visual(tmp_path: Path) -> None:
-    video = tmp_path / "clip.mp4"
-    task = PluginTask(PluginBenchmark(core=_Core(Prompt(None, (video, "Q"))), load=lambda: None), "x")
-    assert task.doc_to_messages({"id": "1"}, {})[0]["content"][0] == {"type": "video", "url": str(video)}
-    assert task.doc_to_visual({"id": "1"}, {}) == [str(video)]
+    video_file = tmp_path / "clip.mp4"
+    video_file.write_bytes(b"not decoded in native mode")
+    plugin = PluginBenchmark(core=_Core(Prompt(None)), load=lambda: None)
+    doc = {"id": "1", "media_root": str(video_file.parent)}
+    handed = PluginMedia(plugin, doc, {"video_mode": "native"}).video(video_file.name, 8)
+    task = PluginTask(PluginBenchmark(core=_Core(Prompt(None, (handed, "Q"))), load=lambda: None), "x")
+    assert task.doc_to_messages(doc, {})[0]["content"][0] == {"type": "video", "url": str(video_file)}
+    assert task.doc_to_visual(doc, {}) == [str(video_file)]
 
 
 @pytest.mark.parametrize(("cell", "error", "match"), [

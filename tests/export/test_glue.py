@@ -210,3 +210,24 @@ def test_the_harness_may_deep_copy_a_task_config() -> None:
         config = {"doc_to_text": hooks.doc_to_text, "process_results": hooks.process_results("all")}
         copied = copy.deepcopy(config)
         assert copied["doc_to_text"].__self__ is hooks
+
+
+@pytest.mark.parametrize("benchmark", ["agentvqa", "robovista"])
+def test_the_text_hook_works_on_documents_without_their_image_columns(benchmark: str, mini_env: None) -> None:
+    """lmms-eval hands `doc_to_text` the documents with their `datasets.Image` columns removed: the exported hook lays
+    the core's media fields out empty instead of failing on the missing column (RoboVista's core refuses a document
+    without `images`), and gives the text it gives on the whole document."""
+    import importlib
+
+    import datasets
+
+    core = importlib.import_module(f"lmms_agentic.tasks.{benchmark}.core.task")
+    plugin = importlib.import_module(f"lmms_agentic.tasks.{benchmark}.hooks")
+    variant = "domestic" if benchmark == "robovista" else "web_agents"
+    doc = dict(plugin.HOOKS.process_docs(variant)(datasets.Dataset.from_list([{"x": 1}]))[0])
+    settings = {"protocol": "zero_shot", "system_prompt": "S", "suffix": "A", "confidence_request": "",
+                "icl_system_prompt": "", "icl_reasoning": False, "history_header": "H:", "post_prompt": "P"}
+    hooks = LmmsEvalHooks(core, "org/name", "main")
+    whole = hooks.doc_to_text(doc, settings)
+    stripped = {key: value for key, value in doc.items() if key not in core.MEDIA_FIELDS}
+    assert hooks.doc_to_text(stripped, settings) == whole == plugin.doc_to_text(stripped, settings)

@@ -19,10 +19,12 @@ from lmms_agentic.tasks.agentvqa.core.records import BENCHMARK
 from lmms_agentic.tasks.agentvqa.core.scoring import score
 
 VARIANTS = _documents.VARIANTS
+MEDIA_FIELDS = (_documents.IMAGES,)
+"""The document fields that hold image cells (a harness may hand the text hooks documents without them)."""
 documents = _documents.documents
 
-__all__ = ["BENCHMARK", "METRICS", "TASK_METRICS", "VARIANTS", "ChoiceCall", "ChoiceJudge", "ChoiceVerdict",
-           "documents", "prompt", "score"]
+__all__ = ["BENCHMARK", "MEDIA_FIELDS", "METRICS", "TASK_METRICS", "VARIANTS", "ChoiceCall", "ChoiceJudge",
+           "ChoiceVerdict", "documents", "prompt", "score"]
 
 
 def prompt(doc: Mapping[str, Any], settings: Mapping[str, Any], media: MediaReader) -> Prompt:

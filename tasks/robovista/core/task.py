@@ -26,6 +26,8 @@ from lmms_agentic.tasks.robovista.core.records import BENCHMARK as BENCHMARK
 from lmms_agentic.tasks.robovista.core.scoring import score as score
 
 VARIANTS = _documents.VARIANTS
+MEDIA_FIELDS = (_documents.IMAGES, _documents.ICL_IMAGES)
+"""The document fields that hold image cells (a harness may hand the text hooks documents without them)."""
 documents = _documents.documents
 
 
