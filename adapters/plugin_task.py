@@ -37,7 +37,7 @@ from lmms_agentic.adapters import frames
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
 from lmms_agentic.adapters.data import resolve_media
 from lmms_agentic.adapters.frames import IndexRule
-from lmms_agentic.adapters.glue.hub_media import VideoFile
+from lmms_agentic.adapters.glue.hub_media import VideoFile, converts_to_rgb
 from lmms_agentic.adapters.glue.lmms_eval_glue import chat_messages, text_prompt, visuals
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
@@ -87,9 +87,6 @@ class PluginBenchmark:
     """A module with one aggregation function per metric (loop metrics included), named as the metric, that the
     task YAMLs reference instead of the core's own (Agent-X's adds the judge layer's coverage check); None: the
     core's functions, and `adapters.core.scores.mean_score` for the loop metrics."""
-    rgb: bool = True
-    """Images are handed to the core in RGB; False: in their stored mode (RGB or L kept), for a core whose image
-    policy converts them itself (RoboVista's paper runner keeps grayscale images grayscale)."""
 
 
 class PluginMedia:
@@ -106,7 +103,7 @@ class PluginMedia:
         return f"{self.name} record {self.doc['id']!r}, {field_name}"
 
     def _decode(self, cell: Any, where: str) -> Image.Image:
-        if self.benchmark.rgb:
+        if converts_to_rgb(self.benchmark.core):
             return as_rgb(cell, where=where)
         image = as_pil(cell, where=where)
         image.load()

@@ -17,7 +17,8 @@ this shape and never per benchmark:
 - optionally `text_prompt(doc, settings)`: the prompt for text-only backends, where it is not the system text
   leading the user turn's texts (Agent-X's paper protocol shows the query without its frame labels); and
   `MEDIA_FIELDS`, the document fields that hold media cells (lmms-eval hands its text hook documents without their
-  image columns: the glue lays those fields out empty).
+  image columns: the glue lays those fields out empty); and `IMAGE_MODE = None` where the reader must hand images
+  over in their stored mode (RoboVista's image policy converts them itself), RGB otherwise.
 - `METRICS` is the single table of metric names: each `Metric` says how to read its per-item value from a record
   (`view`; None = the item does not count for it), how to aggregate those values over all items gathered from all
   ranks (`aggregation`), and its direction. `TASK_METRICS[name]` lists the metrics one kind of task reports, in
@@ -85,7 +86,8 @@ class MediaReader(Protocol):
     repository, a local folder); the core only decides which media go where and how they are prepared."""
 
     def image(self, cell: Any) -> Any:
-        """A decoded RGB `PIL.Image.Image` from a dataset cell (bytes/dict/image object) or a relative path."""
+        """A decoded `PIL.Image.Image` from a dataset cell (bytes/dict/image object) or a relative path: in RGB,
+        or in its stored mode where the core declares `IMAGE_MODE = None`."""
 
     def video(self, path: str, n_frames: int) -> Any:
         """`n_frames` uniformly sampled frames (a list of images), or the video file's path where the harness

@@ -46,13 +46,27 @@ def sample_frames(path: str, n_wanted: int) -> tuple[Image.Image, ...]:
     return tuple(frames)
 
 
-class HubMedia:
-    """`MediaReader` over a Hub dataset at one revision (`native_video`: videos are handed over as files)."""
+def converts_to_rgb(core: Any) -> bool:
+    """Whether a reader hands the core RGB images: yes unless the core declares `IMAGE_MODE = None` (its image
+    policy converts the images itself, e.g. keeping grayscale ones grayscale as the benchmark's runner does)."""
+    return getattr(core, "IMAGE_MODE", "RGB") is not None
 
-    def __init__(self, repo_id: str, revision: str, native_video: bool = False) -> None:
+
+class HubMedia:
+    """`MediaReader` over a Hub dataset at one revision (`native_video`: videos are handed over as files; `rgb`:
+    images converted to RGB, else handed over in their stored mode)."""
+
+    def __init__(self, repo_id: str, revision: str, native_video: bool = False, rgb: bool = True) -> None:
         self.repo_id = repo_id
         self.revision = revision
         self.native_video = native_video
+        self.rgb = rgb
+
+    def _mode(self, image: Image.Image) -> Image.Image:
+        if self.rgb:
+            return image.convert("RGB")
+        image.load()
+        return image
 
     def file(self, path: str) -> str:
         """A local path of the dataset repository's file `path` (downloaded once at the revision)."""
@@ -64,17 +78,17 @@ class HubMedia:
 
     def image(self, cell: Any) -> Image.Image:
         if isinstance(cell, Image.Image):
-            return cell.convert("RGB")
+            return self._mode(cell)
         if isinstance(cell, dict):
             data, path = cell.get("bytes"), cell.get("path")
             if data is None and not path:
                 raise ValueError("an image cell holds neither bytes nor a path")
             cell = data if data is not None else path
         if isinstance(cell, (bytes, bytearray)):
-            return Image.open(io.BytesIO(cell)).convert("RGB")
+            return self._mode(Image.open(io.BytesIO(cell)))
         if isinstance(cell, str):
             with Image.open(self.file(cell)) as image:
-                return image.convert("RGB")
+                return image.convert("RGB") if self.rgb else image.copy()
         raise TypeError(f"not an image cell: {type(cell).__name__}")
 
     def video(self, path: str, n_frames: int) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
 from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, variant_docs
-from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, flat_media
+from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, converts_to_rgb, flat_media
 from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
 
 IMAGE_TOKEN = "<image>"
@@ -71,7 +71,8 @@ class LmEvalHooks:
         return process_docs
 
     def prompt(self, doc: Mapping[str, Any]) -> Prompt:
-        return self.core.prompt(doc, settings_of(doc), HubMedia(self.repo_id, self.revision))
+        return self.core.prompt(doc, settings_of(doc), HubMedia(self.repo_id, self.revision,
+                                                                rgb=converts_to_rgb(self.core)))
 
     def doc_to_image(self, doc: Mapping[str, Any]) -> list[Any]:
         """The prompt's images in order (a video's frames spread out)."""

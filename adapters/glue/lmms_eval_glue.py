@@ -16,7 +16,7 @@ from typing import Any
 from lmms_agentic.adapters.core.prompting import with_system_prompt
 from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
 from lmms_agentic.adapters.glue.dataset_docs import keyed_rows, variant_docs
-from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, VideoFile, flat_media
+from lmms_agentic.adapters.glue.hub_media import HubMedia, LayoutMedia, VideoFile, converts_to_rgb, flat_media
 from lmms_agentic.adapters.glue.scoring import ProcessResults, aggregation_function, results_function
 
 
@@ -81,7 +81,8 @@ class LmmsEvalHooks:
 
     def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any] | None) -> Prompt:
         settings = settings or {}
-        media = HubMedia(self.repo_id, self.revision, native_video=settings.get("video_mode") == "native")
+        media = HubMedia(self.repo_id, self.revision, native_video=settings.get("video_mode") == "native",
+                         rgb=converts_to_rgb(self.core))
         return self.core.prompt(doc, settings, media)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:

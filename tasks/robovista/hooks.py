@@ -4,7 +4,7 @@ Nothing is decided here. The core decides the documents of each variant (domains
 and its image policy, the record and every metric; `adapters.plugin_task` wraps it in the plugin's extras, once for
 every benchmark. This module declares what the plugin needs beyond the core (`PLUGIN`: the release loader
 `release.load_documents`, the image columns — a row's own images, and its in-context example's —, the MCQ judge
-fallback, images handed over in their stored mode for the core's image policy) and binds one `process_docs` per
+fallback) and binds one `process_docs` per
 variant (`load_docs` is `all`) and one `process_results` per task kind.
 Prompt texts are configuration in the task YAMLs' `lmms_eval_specific_kwargs`.
 """
@@ -21,7 +21,7 @@ from lmms_agentic.tasks.robovista.core import documents, task
 
 PLUGIN = PluginBenchmark(core=task, load=release.load_documents,
                          media_columns={documents.IMAGES: documents.IMAGES, documents.ICL_IMAGES: documents.IMAGES},
-                         judge=choice_judge, rgb=False)
+                         judge=choice_judge)
 HOOKS = PluginTask(PLUGIN, __name__)
 
 all_docs = HOOKS.all_docs

@@ -139,7 +139,9 @@ def test_an_image_file_is_decoded_once_per_question(tmp_path: Path) -> None:
     first = PluginMedia(plugin, {"id": "r1", "group_id": "q1", "media_root": str(tmp_path)}, {}).image("a.png")
     again = PluginMedia(plugin, {"id": "r2", "group_id": "q1", "media_root": str(tmp_path)}, {}).image("a.png")
     assert first is again and first.mode == "RGB" and first.size == (3, 2)
-    kept = PluginBenchmark(core=_Core(Prompt(None)), load=lambda: None, rgb=False)
+    stored = _Core(Prompt(None))
+    stored.IMAGE_MODE = None  # type: ignore[attr-defined]  # the core's image policy converts (RoboVista's)
+    kept = PluginBenchmark(core=stored, load=lambda: None)
     assert PluginMedia(kept, {"id": "r3", "media_root": str(tmp_path)}, {}).image("a.png").mode == "L"
 
 
@@ -165,3 +167,14 @@ def test_the_text_prompt_is_the_system_text_leading_the_user_texts(texts: dict[s
     doc.pop("images", None)
     text = robovista_hooks.doc_to_text(doc, texts)
     assert text.startswith(starts) and text.endswith(prompt.user_text(doc, texts))
+
+
+def test_a_native_video_reaches_the_messages_of_a_core_that_lays_it_out(mini_env: None) -> None:
+    """AgentVQA's core puts what the reader hands over for a native video after the images (it once iterated it)."""
+    docs = agentvqa_hooks.docs_egocentric_videos(datasets.Dataset.from_list([{"x": 1}]))
+    doc = next(doc for doc in docs if doc.get("video"))
+    settings = {"history_header": "H:", "post_prompt": "P", "video_mode": "native", "n_frames": 8}
+    parts = agentvqa_hooks.doc_to_messages(doc, settings)[0]["content"]
+    videos = [part for part in parts if part["type"] == "video"]
+    assert len(videos) == 1 and videos[0]["url"].endswith(doc["video"])
+    assert agentvqa_hooks.doc_to_visual(doc, settings)[-1] == videos[0]["url"]

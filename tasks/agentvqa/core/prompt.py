@@ -53,14 +53,14 @@ def prompt_text(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ordered_visuals(images: Sequence[Image.Image], video: Sequence[Image.Image] | str | PurePath | None
-                    ) -> list[Visual]:
-    """The images in dataset order, then the video: its decoded frames, or its path (native video), or nothing."""
+def ordered_visuals(images: Sequence[Image.Image], video: Sequence[Image.Image] | Any) -> list[Visual]:
+    """The images in dataset order, then the video: its decoded frames (a list or tuple), or what the reader hands
+    over for native video (a path or file object), or nothing (None)."""
     items: list[Visual] = list(images)
-    if isinstance(video, str | PurePath):
-        items.append(video)
-    elif video is not None:
+    if isinstance(video, list | tuple):
         items.extend(video)
+    elif video is not None:
+        items.append(video)
     return items
 
 

@@ -28,6 +28,8 @@ from lmms_agentic.tasks.robovista.core.scoring import score as score
 VARIANTS = _documents.VARIANTS
 MEDIA_FIELDS = (_documents.IMAGES, _documents.ICL_IMAGES)
 """The document fields that hold image cells (a harness may hand the text hooks documents without them)."""
+IMAGE_MODE = None
+"""Readers hand over images in their stored mode: the image policy converts them (grayscale stays grayscale)."""
 documents = _documents.documents
 
 
