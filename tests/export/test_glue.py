@@ -201,6 +201,11 @@ def test_image_cells_of_every_shape(tmp_path: Path) -> None:
     with pytest.raises(TypeError):
         media.image(3)
     assert hub_media.flat_media(["a", [1, (2, 3)], 4]) == [1, 2, 3, 4]
+    stored = hub_media.HubMedia("owner/mini", "abc123", rgb=False)
+    Image.new("L", (2, 2), 150).save(tmp_path / "gray.png")
+    for cell in ((tmp_path / "gray.png").read_bytes(), str(tmp_path / "gray.png"), Image.new("L", (2, 2), 150)):
+        assert stored.image(cell).mode == "L"
+    assert hub_media.converts_to_rgb(object()) and not hub_media.converts_to_rgb(types.SimpleNamespace(IMAGE_MODE=None))
 
 
 def test_the_harness_may_deep_copy_a_task_config() -> None:
