@@ -101,7 +101,7 @@ class UpstreamHooks(Protocol):
     """Benchmark-specific lines of the pull request's still-needed list (markdown items, each ending in a newline)."""
 
 
-OPTIONAL = ("REPORTED_METRICS", "NOT_GROUPED_UNDER_LM_EVAL", "SCRIPTS", "hard_replies")
+OPTIONAL = ("REPORTED_METRICS", "NOT_GROUPED_UNDER_LM_EVAL", "SCRIPTS", "hard_replies", "sample_rows")
 """Optional, for a core with `task.py`: `REPORTED_METRICS`, the core's metrics the exported tasks declare (default:
 all; the first of each kind carries the record, `adapters.core.task.ReportedCore`); `NOT_GROUPED_UNDER_LM_EVAL`,
 metrics the lm-eval export's groups do not average (every row reports every metric, None where it does not count,
@@ -109,7 +109,9 @@ so a subtask without any counting item is NaN there, which lm-eval's group mean 
 `upstream.py` shipped in the task folder (imports of the core rewritten as the core's), e.g. a step that scores
 the logged samples, each with `<stem>_checks.py` beside it: pytest functions appended to the export's own test
 (after its `# export:` line; they get the script as a fixture named after it); `hard_replies(doc)`, replies the
-export's own test scores besides the example replies (the benchmark's parser's hard cases)."""
+export's own test scores besides the example replies (the benchmark's parser's hard cases); `sample_rows(rows)`,
+rows derived from the mini split's that the export's own test samples first (records the release can hold that the
+mini split lacks)."""
 OWN_UTILS = ("utils_source", "SHARED_MODULES")
 """Optional, for a core without `task.py`: `utils_source(request) -> str`, the complete `utils.py` the benchmark
 writes itself, and `SHARED_MODULES`, the `adapters/core` modules it imports beyond those the core imports."""

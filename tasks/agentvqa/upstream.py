@@ -14,6 +14,9 @@ thinking-loop metrics.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from lmms_agentic.adapters.upstream import Origin
 
 ORIGIN = Origin(
@@ -72,3 +75,11 @@ PR_STEPS = ("- the release schema: the field map in `records.py` (`FIELD_MAP`) w
             "- the BibTeX entry: complete the authors' full names, the year and the arXiv identifier;\n")
 LEFT_OUT_CORE: tuple[str, ...] = ()
 DATA_FILES: tuple[str, ...] = ()
+
+
+def sample_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows the export's own test samples before the mini split's: the first coordinate item once more without its
+    image size (a release record may lack it: the options then render against its first image's size, read from the
+    image's header, `documents.with_image_size`)."""
+    item = next(row for row in rows if row.get("option_coordinates"))
+    return [{**item, "id": f"{item['id']}_unsized", "image_width": None, "image_height": None}]

@@ -7,7 +7,8 @@ may name it in `TASK_VARIANTS`), the kind is the one whose metrics the task's YA
 `process_results` hook, `process_results_<kind>`, else the variant's, breaks a tie). `utils.py` is nothing but
 module-level assignments from the shared glue (`LmmsEvalHooks` / `LmEvalHooks`) and the core: one `process_docs`
 per variant (lm-eval: per task, with the task's prompt settings), one `process_results` per kind, one aggregation
-per metric.
+per aggregation function of the metrics (`aggregation_names`: metrics whose `METRICS` entries share one function
+share its hook, named after the function; a metric with its own function has `<metric>_aggregation`).
 The YAMLs' metric blocks list `TASK_METRICS[kind]` with each metric's aggregation and direction from `METRICS`.
 A benchmark whose `upstream.py` names `REPORTED_METRICS` exports the core as `ReportedCore` (`exported_core`): its
 tasks declare only those metrics (group lists too), and `utils.py` builds the same view of the copied core; its
@@ -111,9 +112,28 @@ def choices(benchmark: Benchmark, core: CoreTask, tasks: Sequence[ExportedTask])
     return found
 
 
+def aggregation_names(core: CoreTask) -> dict[str, str]:
+    """metric -> the `utils.py` name of its aggregation hook, for every metric of `METRICS` (in order). Metrics whose
+    aggregation is one function (e.g. `mean_score`) share one hook named after it (`mean_score_aggregation`); a
+    metric with its own function keeps `<metric>_aggregation` (also where the function's name is taken or generic)."""
+    groups: dict[int, list[str]] = {}
+    for name in core.METRICS:
+        groups.setdefault(id(core.METRICS[name].aggregation), []).append(name)
+    singles = {f"{identifier(name)}_aggregation" for names in groups.values() if len(names) == 1 for name in names}
+    found: dict[str, str] = {}
+    for names in groups.values():
+        function = getattr(core.METRICS[names[0]].aggregation, "__name__", "")
+        shared_name = f"{function}_aggregation"
+        taken = shared_name in singles or shared_name in found.values() or not function.isidentifier()
+        own = len(names) == 1 or taken or function.endswith("aggregation")
+        found.update({name: f"{identifier(names[0] if own else function)}_aggregation" for name in names})
+    return found
+
+
 def metric_list(core: CoreTask, kind: str) -> list[dict[str, Any]]:
     """The YAML metric block of a task of `kind`."""
-    return [{"metric": name, "aggregation": Ref(f"utils.{identifier(name)}_aggregation"),
+    names = aggregation_names(core)
+    return [{"metric": name, "aggregation": Ref(f"utils.{names[name]}"),
              "higher_is_better": core.METRICS[name].higher_is_better} for name in core.TASK_METRICS[kind]]
 
 
@@ -213,7 +233,7 @@ def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
     lines = [f'"""{benchmark.title} hooks for {harness}: every name the task YAMLs reference, from the shared '
              f"glue (`{hooks_class}`)\nover this folder's core (`task`): one process_docs per "
              f"{'variant' if harness == 'lmms-eval' else 'task'}, one process_results per kind of task, one "
-             'aggregation per metric."""', "",
+             'aggregation per aggregation function of the metrics."""', "",
              f"from {shared.shared_package(harness)}.{module} import {hooks_class}", *reported[:1],
              f"from {package}.tasks.{benchmark.name} import task", *imports.lines(), "", *reported[1:],
              f'HOOKS = {hooks_class}({core_name}, "{benchmark.source.hub_id}", "{revision}"{release_arg})', ""]
@@ -235,8 +255,11 @@ def utils_text(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mappi
                   for c in chosen.values()]
     lines += [""] + [f'process_results_{identifier(k)} = HOOKS.process_results("{k}")'
                      for k in sorted({c.kind for c in chosen.values()})]
-    metrics = dict.fromkeys(m for c in chosen.values() for m in core.TASK_METRICS[c.kind])
-    lines += [""] + [f'{identifier(m)}_aggregation = HOOKS.aggregation("{m}")' for m in metrics]
+    names = aggregation_names(core)
+    shared_hooks: dict[str, str] = {}  # utils name -> the first metric (in the tasks' order) it aggregates
+    for metric in (m for c in chosen.values() for m in core.TASK_METRICS[c.kind]):
+        shared_hooks.setdefault(names[metric], metric)
+    lines += [""] + [f'{name} = HOOKS.aggregation("{metric}")' for name, metric in shared_hooks.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -4,7 +4,8 @@ exported task, what its hooks give on them here, with this project's copy of the
 
 Rows are chosen so that every task has documents (at most `DOCS_PER_TASK`); the replies are the benchmark's own
 example replies plus the answer extractor's hard cases (a think block naming another letter, markdown, a lowercase
-letter, two letters, an empty reply) and the benchmark's own (`hard_replies` of its `upstream.py`). The checks of
+letter, two letters, an empty reply) and the benchmark's own (`hard_replies` of its `upstream.py`). Rows its
+`upstream.py` derives (`sample_rows`, records the release can hold that the mini split lacks) come first. The checks of
 each shipped script (`<stem>_checks.py` beside it, from its `# export:` line on) follow the recorded cases, after a
 fixture importing the script from the folder (`script_checks`).
 """
@@ -28,7 +29,7 @@ from lmms_agentic.adapters.glue.lm_eval_glue import LmEvalHooks
 from lmms_agentic.adapters.glue.lmms_eval_glue import LmmsEvalHooks
 from lmms_agentic.adapters.upstream import hooks_of
 from lmms_agentic.lmeval.export import selftest
-from lmms_agentic.lmeval.export.generated import CoreChoice, identifier, release_file
+from lmms_agentic.lmeval.export.generated import CoreChoice, aggregation_names, identifier, release_file
 
 DOCS_PER_TASK = 2
 VIDEO_FRAMES = 6
@@ -152,6 +153,7 @@ def cases(benchmark: Benchmark, harness: str, core: CoreTask, chosen: Mapping[st
           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(SAMPLE, CASES) of the export's own test."""
     rows, media = mini_rows(benchmark)
+    rows = [*getattr(hooks_of(benchmark), "sample_rows", lambda rows: [])(rows), *rows]
     sample = _sample(rows, media, _chosen_rows(core, chosen, rows), release_file(benchmark))
     hooks = _hooks(core, harness, benchmark)
     view = types.SimpleNamespace(doc_to_text=hooks.doc_to_text, doc_to_visual=getattr(hooks, "doc_to_visual", None),
@@ -188,7 +190,8 @@ def _case(benchmark: Benchmark, hooks: Any, view: Any, harness: str, core: CoreT
                 values.setdefault(name, []).append(value)
         documents.append({"prompt": selftest.prompt_of(view, doc, settings), "replies": replies,
                           "values": per_reply})
-    aggregations = {name: f"{identifier(name)}_aggregation" for name in core.TASK_METRICS[choice.kind]}
+    names = aggregation_names(core)
+    aggregations = {name: names[name] for name in core.TASK_METRICS[choice.kind]}
     aggregated = {name: selftest.comparable(hooks.aggregation(name)(values.get(name, []))) for name in aggregations}
     docs_name = (f"process_docs_{identifier(choice.variant)}" if harness == "lmms-eval"
                  else f"{identifier(choice.task)}_docs")
