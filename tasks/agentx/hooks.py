@@ -1,4 +1,5 @@
-"""The names the one-shot Agent-X task YAMLs reference: its core (`core/task.py`) in the plugin's generic hooks.
+"""The names the one-shot Agent-X task YAMLs reference: its core (`core/script_task.py`: the paper core
+`core/task.py` with the authors' per-model script protocols) in the plugin's generic hooks.
 
 Nothing is decided here. The core normalises the records, selects each task's documents (`VARIANTS`: the answer
 kind, and the authors' per-model script protocols), builds the prompt, parses the reply without executing anything
@@ -21,7 +22,7 @@ from typing import Any
 
 from lmms_agentic.adapters.plugin_task import PluginBenchmark, PluginTask
 from lmms_agentic.tasks.agentx import release
-from lmms_agentic.tasks.agentx.core import metrics, task
+from lmms_agentic.tasks.agentx.core import metrics, script_task
 from lmms_agentic.tasks.agentx.core.records import MEDIA_FOLDER
 from lmms_agentic.tasks.agentx.core.scoring import gt_answer
 from lmms_agentic.tasks.agentx.judge import plugin_judge
@@ -48,7 +49,7 @@ def _release_file(cell: str) -> str:
     return cell.removeprefix(f"{MEDIA_FOLDER}/")
 
 
-PLUGIN = PluginBenchmark(core=task, load=release.load_documents, judge=plugin_judge, answered=_answered,
+PLUGIN = PluginBenchmark(core=script_task, load=release.load_documents, judge=plugin_judge, answered=_answered,
                          video=_video, target=_target,
                          loop_views={name: metrics.VIEWS[name] for name in metrics.LOOP_METRICS},
                          file_of=_release_file, file_field="file_path",

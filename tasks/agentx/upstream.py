@@ -82,7 +82,8 @@ DEPENDENCY_NOTES: dict[str, str] = {
 MEDIA_AT_REVISION = 'data.json and the media files'
 PR_STEPS = ("- the BibTeX entry: copy the full author list from the authors' README;\n- a full run, then "
             "`judge_samples.py` with the paper's judge (GPT-4o), whose `goal_acc` is within the published margin;\n")
-LEFT_OUT_CORE: tuple[str, ...] = ()
+LEFT_OUT_CORE: tuple[str, ...] = ("script_task", "script_protocols", "script_texts")
+"""The per-model script protocols (`core/script_task.py` and the tables it reads): no exported task uses them."""
 DATA_FILES = ("toolmeta.json",)
 """Data files of the core the copied modules read (next to them)."""
 REPORTED_METRICS: tuple[str, ...] = (*metrics.DETERMINISTIC, *(f"err_{key}" for key in metrics.ERROR_KEYS))

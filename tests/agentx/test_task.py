@@ -1,7 +1,7 @@
-"""Agent-X's `core/task.py` (the `adapters.core.task.CoreTask` of the one-shot tasks): the metric table against the
-task YAMLs and the plugin's aggregations, the scored record with and without a scripted judge, the variants, release
-rows -> documents, the prompt with a stand-in media reader, and the plugin's judge staying off without its own
-variables."""
+"""Agent-X's `core/task.py` (the `adapters.core.task.CoreTask` of the one-shot tasks) and `core/script_task.py` (the
+plugin's core: that one with the authors' script protocols): the metric table against the task YAMLs and the plugin's
+aggregations, the scored record with and without a scripted judge, the variants, release rows -> documents, the
+prompt with a stand-in media reader, and the plugin's judge staying off without its own variables."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from lmms_agentic.judges.config import ENV as JUDGE_ENV
 from lmms_agentic.judges.config import JudgeConfig
 from lmms_agentic.judges.result import NOT_CONFIGURED
 from lmms_agentic.tasks.agentx import aggregations, hooks, judge
-from lmms_agentic.tasks.agentx.core import judging, metrics, release_data, script_protocols, task
+from lmms_agentic.tasks.agentx.core import judging, metrics, release_data, script_protocols, script_task, task
 from lmms_agentic.tasks.agentx.core.judging import JudgeCall, StyledJudge
 from lmms_agentic.tasks.agentx.core.prompt import VideoFile
 from lmms_agentic.tasks.agentx.core.script_protocols import FrameRule
@@ -34,6 +34,17 @@ ONE_SHOT = sorted(p for p in TASKS.glob("agentx_*.yaml") if "tools" not in p.nam
 
 def test_the_core_is_a_core_task() -> None:
     assert check_core_task(task) is task and task.BENCHMARK == "agentx"
+    assert check_core_task(script_task) is script_task and script_task.METRICS is task.METRICS
+
+
+def test_the_script_core_is_the_paper_core_plus_the_script_protocols(docs: dict[str, dict[str, Any]]) -> None:
+    assert script_protocols.get(script_protocols.PAPER).describe() == task.PAPER_PROTOCOL
+    assert {name: script_task.VARIANTS[name] for name in task.VARIANTS} == task.VARIANTS
+    doc = docs["2"]
+    assert script_task.score(doc, _gold_reply(doc)) == task.score(doc, _gold_reply(doc))
+    assert script_task.text_prompt(doc, SETTINGS) == task.text_prompt(doc, SETTINGS)
+    gemma = script_task.score({**doc, "prompt_protocol": "gemma"}, _gold_reply(doc))
+    assert gemma == {**task.score(doc, _gold_reply(doc)), "prompt_protocol": script_protocols.get("gemma").describe()}
 
 
 # --------------------------------------------------------------------------- metrics
@@ -45,7 +56,7 @@ def test_yaml_metric_list_is_its_kinds_task_metrics_then_the_loop_metrics(path: 
     config = utils.load_yaml_config(str(path), mode="full")
     variant = config["process_docs"].__name__.removeprefix("docs_")
     kind = "generative" if variant.startswith("generative") else "text_answer"
-    assert variant in task.VARIANTS
+    assert variant in script_task.VARIANTS
     listed = config["metric_list"]
     assert tuple(m["metric"] for m in listed) == (*task.TASK_METRICS[kind], *metrics.LOOP_METRICS)
     for entry in listed:
@@ -98,7 +109,7 @@ def test_documents_and_variants_give_the_plugins_rows_on_the_mini_split(mini_env
     assert core_docs == plugin
     for name in ("text_answer", "generative", "text_answer_gpt", "generative_qwen"):
         rows = getattr(hooks, f"docs_{name}")(None).remove_columns(["media_root"]).to_list()
-        assert task.VARIANTS[name](core_docs) == rows
+        assert script_task.VARIANTS[name](core_docs) == rows
 
 
 def test_variants_select_by_key_name_the_protocol_and_leave_their_input_alone() -> None:
@@ -109,7 +120,7 @@ def test_variants_select_by_key_name_the_protocol_and_leave_their_input_alone() 
     assert [d["id"] for d in task.VARIANTS["text_answer"](docs)] == [d["id"] for d in docs if not d["is_generative"]]
     assert task.VARIANTS["all"](docs) == docs
     for name in script_protocols.PROTOCOLS.keys() - {script_protocols.PAPER}:
-        chosen = task.VARIANTS[f"generative_{name}"](docs)
+        chosen = script_task.VARIANTS[f"generative_{name}"](docs)
         assert [d["id"] for d in chosen] == generative and {d["prompt_protocol"] for d in chosen} == {name}
         assert callable(getattr(hooks, f"docs_text_answer_{name}"))
     assert all(set(doc) == {"id", "is_generative"} for doc in docs)
@@ -259,22 +270,22 @@ def test_prompt_paper_video_frames_are_labelled_and_uniform(docs: dict[str, dict
 
 
 def test_prompt_script_protocols(docs: dict[str, dict[str, Any]]) -> None:
-    qwen = task.prompt({**docs["2"], "prompt_protocol": "qwen"}, {"video_mode": "native", "n_frames": 0},
+    qwen = script_task.prompt({**docs["2"], "prompt_protocol": "qwen"}, {"video_mode": "native", "n_frames": 0},
                        StandInMedia())
     assert qwen.system is None and len(qwen.media()) == 2
     assert qwen.texts() == [script_protocols.get("qwen").instruction() + "\n\n Query: " + docs["2"]["query"]]
     media = RuleMedia()
-    gpt = task.prompt({**docs["5"], "prompt_protocol": "gpt"}, SETTINGS, media)
+    gpt = script_task.prompt({**docs["5"], "prompt_protocol": "gpt"}, SETTINGS, media)
     assert media.asked == [("video_frames", "files/AgentX_5.mp4", 8, FrameRule("first"))]
     assert isinstance(gpt.parts[0], str) and len(gpt.media()) == 8  # the query first for a video
     with pytest.raises(ValueError, match="has no video_frames"):
-        task.prompt({**docs["5"], "prompt_protocol": "gpt"}, SETTINGS, StandInMedia())
+        script_task.prompt({**docs["5"], "prompt_protocol": "gpt"}, SETTINGS, StandInMedia())
     with pytest.raises(ValueError, match="samples video as video_mode=frames, n_frames=4"):
-        task.prompt({**docs["5"], "prompt_protocol": "gemini"}, SETTINGS, RuleMedia())
+        script_task.prompt({**docs["5"], "prompt_protocol": "gemini"}, SETTINGS, RuleMedia())
 
 
 def test_prompt_native_video_is_handed_over_as_a_file(docs: dict[str, dict[str, Any]]) -> None:
-    built = task.prompt({**docs["1"], "prompt_protocol": "qwen"}, {"video_mode": "native", "n_frames": 0},
+    built = script_task.prompt({**docs["1"], "prompt_protocol": "qwen"}, {"video_mode": "native", "n_frames": 0},
                         StandInMedia(native=True))
     assert built.media() == [VideoFile("/data/files/AgentX_1.mp4")]
     assert built.texts()[-1].endswith("\n\nQuery: " + docs["1"]["query"])

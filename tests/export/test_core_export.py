@@ -156,8 +156,8 @@ def test_python_follows_the_harness_style(exported: Path, harness: str, benchmar
 COVERAGE_TARGET = {"robovista": 85.0, "agentvqa": 85.0, "agentx": 87.0}
 """Statement coverage (%) of each exported benchmark folder by its own test, at least. Agent-X's (88% when written)
 counts its judge paths through the checks of `judge_samples.py` and the trace parser's hard cases; what is left is
-mostly `script_protocols.py`, which `task.py` imports for the per-model script tasks the export leaves out, and the
-release records' error paths (`records.py`)."""
+mostly the release records' error paths (`records.py`). The per-model script protocols are not copied (the export
+offers no script task: `script_task.py` is the plugin's core)."""
 
 
 def _coverage(exported: Path, harness: str, benchmark: str, data: Path) -> dict[str, float]:

@@ -5,7 +5,8 @@ task share it: `records` (normalising a `data.json` entry), `release_data` (the 
 and generative ids), `prompt` (the user turn), `trace_search` and `trace` (reply parsing), `failure_rules` (the
 deterministic failure taxonomy), `scoring` (one item's deterministic fields), `judge_prompts` and `judging` (what
 each judge call asks; the judge is passed in), `metrics` (names, views, aggregation), `task` (the one-shot tasks
-as an `adapters.core.task.CoreTask`).
+under the paper's prompt as an `adapters.core.task.CoreTask`), `script_task` (that core with the authors' per-model
+script protocols, `script_protocols` and `script_texts`: this project's one-shot tasks; not exported).
 """
 
 from lmms_agentic.tasks.agentx.core import (

@@ -2,19 +2,20 @@
 and the record that decides every score.
 
 Documents are `records.normalise`d `data.json` entries; the variants select the text-answer or the generative tasks
-(by key) and, for the authors' per-model scripts, name the prompt protocol (`script_protocols`). `prompt` lays the
-protocol's prompt out on the media the caller's reader returns; `score` parses the reply (`trace.parse_trace`),
-scores it (`scoring.score_trace`) and, with a judge passed in, asks the judged metrics (`judging.judge_item`; the
-judge's `style` picks the GPT or Qwen script's serialisation, `judging.StyledJudge`). `METRICS` is the table of
-`metrics.py` (views and the plain `scored_mean` aggregation); the thinking-loop metrics (`metrics.LOOP_METRICS`) read
-a verdict the core does not make, so they are left to the harness that makes it.
+(by key). `prompt` lays the paper's prompt (`prompt.build_prompt`) out on the media the caller's reader returns (the
+prompts of the authors' per-model inference scripts are an extension, not part of this core); `score` parses the
+reply (`trace.parse_trace`), scores it (`scoring.score_trace`) and, with a judge passed in, asks the judged metrics
+(`judging.judge_item`; the judge's `style` picks the GPT or Qwen script's serialisation, `judging.StyledJudge`).
+`METRICS` is the table of `metrics.py` (views and the plain `scored_mean` aggregation); the thinking-loop metrics
+(`metrics.LOOP_METRICS`) read a verdict the core does not make, so they are left to the harness that makes it.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from lmms_agentic.adapters.core.task import (
     Aggregation,
@@ -27,16 +28,15 @@ from lmms_agentic.adapters.core.task import (
     metric_table,
     whole_record,
 )
-from lmms_agentic.tasks.agentx.core import judging, metrics, script_protocols
-from lmms_agentic.tasks.agentx.core.prompt import VideoFile, simple_text
+from lmms_agentic.tasks.agentx.core import judging, metrics
+from lmms_agentic.tasks.agentx.core.prompt import VideoFile, build_prompt, simple_text
 from lmms_agentic.tasks.agentx.core.records import BENCHMARK, MEDIA_FOLDER, normalise, row_order
 from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS, LEGACY_ALIASES, TOOL_NAMES
 from lmms_agentic.tasks.agentx.core.scoring import judge_gt, score_trace
-from lmms_agentic.tasks.agentx.core.script_protocols import FrameRule, ScriptProtocol
 from lmms_agentic.tasks.agentx.core.trace import parse_trace
 
-__all__ = ["BENCHMARK", "METRICS", "RECORD_METRIC", "TASK_METRICS", "VARIANTS", "FrameRuleReader", "documents",
-           "judged", "media_cell", "prompt", "protocol_of", "score", "text_prompt", "video_settings"]
+__all__ = ["BENCHMARK", "METRICS", "PAPER_PROTOCOL", "RECORD_METRIC", "TASK_METRICS", "VARIANTS", "documents", "judged",
+           "media_cell", "prompt", "score", "text_prompt", "video_settings"]
 
 RECORD_METRIC = metrics.DIRECT[0]
 """`ground_s`: the first metric of every kind, which carries the record."""
@@ -86,7 +86,9 @@ def documents(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return sorted(docs, key=row_order)
 
 
-def _selection(generative: bool | None, protocol: str | None = None) -> Variant:
+def selection(generative: bool | None, protocol: str | None = None) -> Variant:
+    """The documents of one kind (None: all), each naming `protocol` as its `prompt_protocol` when given."""
+
     def select(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         extra = {"prompt_protocol": protocol} if protocol is not None else {}
         return [{**doc, **extra} for doc in docs if generative is None or bool(doc["is_generative"]) == generative]
@@ -94,27 +96,18 @@ def _selection(generative: bool | None, protocol: str | None = None) -> Variant:
     return select
 
 
-VARIANTS: Mapping[str, Variant] = {
-    "all": _selection(None),
-    "text_answer": _selection(False),
-    "generative": _selection(True),
-    **{f"{kind}_{name}": _selection(kind == "generative", name)
-       for name in script_protocols.PROTOCOLS if name != script_protocols.PAPER
-       for kind in ("text_answer", "generative")},
-}
-"""Every task, the text-answer tasks, the generative ones (by key); `<kind>_<protocol>`: those of one kind with the
-prompt of an author's per-model script (`prompt_protocol`, `script_protocols.PROTOCOLS`)."""
+VARIANTS: Mapping[str, Variant] = {"all": selection(None), "text_answer": selection(False),
+                                   "generative": selection(True)}
+"""Every task, the text-answer tasks, the generative ones (by key)."""
 
 
 # --------------------------------------------------------------------------- prompt
 
-@runtime_checkable
-class FrameRuleReader(Protocol):
-    """A media reader that can also sample a video's frames by a script's own index rule (the per-model protocols'
-    first / floor / seeded random frames); the paper protocol needs only `MediaReader.video`'s uniform frames."""
-
-    def video_frames(self, path: str, n_frames: int, rule: FrameRule) -> Sequence[Any]:
-        """`n_frames` frames of the video at `path` at the indices `rule(n_total, n_frames)`."""
+PAPER_PROTOCOL: Mapping[str, Any] = {
+    "protocol": "paper", "script": "", "instruction_in": "system", "max_images": None,
+    "video": {"mode": "frames", "frames": 8, "rule": "uniform", "shown": None, "fps": None, "seeded": False}}
+"""The record's `prompt_protocol`: the paper's prompt (the instruction as the system message; a video as 8 evenly
+spaced frames, each labelled `Frame{i}:`, unless the task's settings say otherwise)."""
 
 
 def media_cell(name: str) -> str:
@@ -122,53 +115,30 @@ def media_cell(name: str) -> str:
     return f"{MEDIA_FOLDER}/{name}"
 
 
-def protocol_of(doc: Mapping[str, Any]) -> ScriptProtocol:
-    """The prompt protocol of `doc`'s task: `paper` unless its variant names a script protocol."""
-    return script_protocols.get(str(doc.get("prompt_protocol") or script_protocols.PAPER))
-
-
-def video_settings(protocol: ScriptProtocol, settings: Mapping[str, Any]) -> tuple[str, int]:
-    """(`video_mode`, `n_frames`) of the task's settings (the protocol's when absent); a script protocol samples as
-    its script did and refuses other settings."""
-    plan = protocol.video
-    mode, count = str(settings.get("video_mode", plan.mode)), int(settings.get("n_frames", plan.count))
-    if protocol.name != script_protocols.PAPER and (mode, count) != (plan.mode, plan.count):
-        raise ValueError(f"agentx prompt protocol {protocol.name!r} samples video as video_mode={plan.mode}, "
-                         f"n_frames={plan.count} (its script's); the task sets {mode}, {count}: restore them, or use "
-                         "the paper protocol (task agentx) for other video settings")
+def video_settings(settings: Mapping[str, Any]) -> tuple[str, int]:
+    """(`video_mode`, `n_frames`) of the task's settings (`frames`, 8 when absent)."""
+    video = PAPER_PROTOCOL["video"]
+    mode, count = str(settings.get("video_mode", video["mode"])), int(settings.get("n_frames", video["frames"]))
     if mode not in ("frames", "native"):
         raise ValueError(f"video_mode must be 'frames' or 'native', got {mode!r}")
     return mode, count
 
 
-def _frames(media: MediaReader, cell: str, count: int, rule: FrameRule | None, protocol: str) -> list[Any]:
-    if rule is None:
-        return list(media.video(cell, count))
-    if not isinstance(media, FrameRuleReader):
-        raise ValueError(f"agentx prompt protocol {protocol!r} samples video frames by its script's rule "
-                         f"({rule.kind}); this harness's media reader has no video_frames")
-    return list(media.video_frames(cell, count, rule))
-
-
 def prompt(doc: Mapping[str, Any], settings: Mapping[str, Any], media: MediaReader) -> Prompt:
-    """The prompt of the document's protocol (`script_protocols.build_script_prompt`): the system text (None when
-    the protocol puts the instruction in the user turn) and the user turn on the images (`media.image` of each
-    `files/<name>` cell), the video's frames (`media.video`, or `video_frames` for a script's index rule), or the
-    video itself (`video_mode: native`: what `media.video` hands over, a path as a `prompt.VideoFile`)."""
-    protocol = protocol_of(doc)
+    """The paper's prompt (`prompt.build_prompt`): the system text and the user turn on the images (`media.image` of
+    each `files/<name>` cell), the video's evenly spaced frames (`media.video`) or the video itself (`video_mode:
+    native`: what `media.video` hands over, a path as a `prompt.VideoFile`)."""
     cells = [media_cell(str(name)) for name in doc["media"]]
     if doc["media_type"] != "video":
-        built = script_protocols.build_script_prompt(protocol, doc["query"], [media.image(c) for c in cells])
+        built = build_prompt(doc["query"], [media.image(c) for c in cells])
         return Prompt(built.system or None, built.segments)
-    mode, count = video_settings(protocol, settings)
+    mode, count = video_settings(settings)
     if mode == "native":
         handed = media.video(cells[0], count)
         video = VideoFile(handed) if isinstance(handed, str) else handed
-        built = script_protocols.build_script_prompt(protocol, doc["query"], VideoFile(cells[0]))
-        parts = tuple(video if isinstance(part, VideoFile) else part for part in built.segments)
-        return Prompt(built.system or None, parts)
-    sampled = _frames(media, cells[0], count, protocol.video.frame_rule(doc["media"][0]), protocol.name)
-    built = script_protocols.build_script_prompt(protocol, doc["query"], sampled, frames=True)
+        built = build_prompt(doc["query"], VideoFile(cells[0]))
+        return Prompt(built.system or None, tuple(video if isinstance(p, VideoFile) else p for p in built.segments))
+    built = build_prompt(doc["query"], list(media.video(cells[0], count)), frames=True)
     return Prompt(built.system or None, built.segments)
 
 
@@ -205,32 +175,12 @@ def score(doc: Mapping[str, Any], reply: object, judge: Judge | None = None) -> 
         **scored,
         "gt_skipped_steps": list(doc.get("skipped_steps") or []),
         "not_judged": blocker or None,
-        "prompt_protocol": protocol_of(doc).describe(),
+        "prompt_protocol": copy.deepcopy(dict(PAPER_PROTOCOL)),
         "judge_style": judging.style_of(judge) if judge is not None and not blocker else None,
     }
 
 
-
-class _NoPixels:
-    """A reader that decodes nothing: what `text_prompt` lays the prompt out on (its texts never read pixels)."""
-
-    placeholder = object()
-
-    def image(self, cell: Any) -> Any:
-        return self.placeholder
-
-    def video(self, path: str, n_frames: int) -> Any:
-        return [self.placeholder] * n_frames
-
-    def video_frames(self, path: str, n_frames: int, rule: FrameRule) -> Any:
-        return [self.placeholder] * n_frames
-
-
 def text_prompt(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
-    """The prompt for text-only backends: under the paper's protocol the system message (the instruction and a
-    blank line) then the query line (`prompt.simple_text`); under a script protocol its system text (if any) then
-    its user turn's texts."""
-    if protocol_of(doc).name == script_protocols.PAPER:
-        return simple_text(str(doc["query"]))
-    built = prompt(doc, settings, _NoPixels())
-    return (built.system or "") + "".join(part for part in built.parts if isinstance(part, str))
+    """The prompt for text-only backends: the system message (the instruction and a blank line) then the query line
+    (`prompt.simple_text`)."""
+    return simple_text(str(doc["query"]))
