@@ -64,7 +64,7 @@ def text_prompt(core: CoreTask, doc: Mapping[str, Any], settings: Mapping[str, A
     own = getattr(core, "text_prompt", None)
     if own is not None:
         return str(own(doc, settings))
-    empty = {name: [] for name in getattr(core, "MEDIA_FIELDS", ()) if doc.get(name) is None}
+    empty: dict[str, list[Any]] = {name: [] for name in getattr(core, "MEDIA_FIELDS", ()) if doc.get(name) is None}
     prompt = core.prompt({**doc, **empty}, settings, LayoutMedia())
     return with_system_prompt(prompt.system or "", "".join(prompt.texts()))
 

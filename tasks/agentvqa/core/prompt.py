@@ -53,10 +53,10 @@ def prompt_text(doc: Mapping[str, Any], settings: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def ordered_visuals(images: Sequence[Image.Image], video: Sequence[Image.Image] | Any) -> list[Visual]:
+def ordered_visuals(images: Sequence[Image.Image], video: Any) -> list[Visual]:
     """The images in dataset order, then the video: its decoded frames (a list or tuple), or what the reader hands
     over for native video (a path or file object), or nothing (None)."""
-    items: list[Visual] = list(images)
+    items: list[Any] = list(images)
     if isinstance(video, list | tuple):
         items.extend(video)
     elif video is not None:
