@@ -98,6 +98,7 @@ class PluginMedia:
         self.settings = settings
         self.name = benchmark.core.BENCHMARK
         self.question = doc.get("group_id") or doc["id"]
+        self._fields: dict[str, list[Image.Image]] = {}
 
     def _where(self, field_name: str) -> str:
         return f"{self.name} record {self.doc['id']!r}, {field_name}"
@@ -133,12 +134,14 @@ class PluginMedia:
         if found is None:
             return self._decode(cell, self._where("images"))
         name, index = found
-        cells = list(self.doc.get(name) or [])
+        if name not in self._fields:  # one cache lookup per field and document
+            cells = list(self.doc.get(name) or [])
 
-        def load() -> list[Image.Image]:
-            return [self._decode(item, self._where(f"{name}[{i}]")) for i, item in enumerate(cells)]
+            def load() -> list[Image.Image]:
+                return [self._decode(item, self._where(f"{name}[{i}]")) for i, item in enumerate(cells)]
 
-        return decoded_once((self.name, self.question, name), load)[index]
+            self._fields[name] = decoded_once((self.name, self.question, name), load)
+        return self._fields[name][index]
 
     def _native(self) -> bool:
         mode = str(self.settings.get("video_mode", "frames"))

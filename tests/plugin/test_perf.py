@@ -103,7 +103,8 @@ def test_the_agentx_tools_section_sets_the_data_it_measures_on(monkeypatch: pyte
         return {"sequential_s": 10.0, "batched_s": 1.0, "batched_all_s": [1.0], "instant_s": 0.8,
                 "instant_all_s": [0.8], "one_cohort_s": 1.2, "one_cohort_instant_s": 0.5, "identical": True,
                 "instant_identical": True, "tool_s": 0.1, "critical_tool_s": 0.1, "requests": 1, "calls": 1,
-                "peak_in_flight": 1, "outside_model_s": 0.1, "load": 0.0}
+                "peak_in_flight": 1, "outside_model_s": 0.1, "model_s": 0.9, "instant_model_s": 0.7,
+                "load": (0.0, 0.0)}
 
     monkeypatch.setattr(agentx_tools, "measure", measure)
     assert [figure.value for figure in agentx_tools.run()] == [10.0, 1.0, 1.25, 10.0, 2.0]
