@@ -38,7 +38,7 @@ from lmms_agentic.adapters.core.task import CoreTask, Judge, Prompt
 from lmms_agentic.adapters.data import resolve_media
 from lmms_agentic.adapters.frames import IndexRule
 from lmms_agentic.adapters.glue.hub_media import VideoFile, converts_to_rgb
-from lmms_agentic.adapters.glue.lmms_eval_glue import chat_messages, text_prompt, visuals
+from lmms_agentic.adapters.glue.lmms_eval_glue import PromptHooks
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
 from lmms_agentic.adapters.samples import LOOP_VIEWS, ProcessResults, View, core_results_function, read_record
@@ -166,8 +166,9 @@ def _bound_hooks(home: str) -> PluginTask:
     return hooks
 
 
-class PluginTask:
-    """The lmms-eval hooks of one benchmark's tasks (the names its YAMLs reference are bound to these)."""
+class PluginTask(PromptHooks):
+    """The lmms-eval hooks of one benchmark's tasks (the names its YAMLs reference are bound to these): the prompt
+    hooks as the upstream exports build them (`adapters.glue.lmms_eval_glue.PromptHooks`) on the plugin's media."""
 
     def __init__(self, benchmark: PluginBenchmark, home: str) -> None:
         self.benchmark = benchmark
@@ -232,22 +233,6 @@ class PluginTask:
     def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any] | None) -> Prompt:
         settings = settings or {}
         return self.core.prompt(doc, settings, PluginMedia(self.benchmark, doc, settings))
-
-    def doc_to_visual(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
-                      ) -> list[Any]:
-        """The prompt's media in order: images and frames, or a native video's path."""
-        return visuals(self.prompt(doc, lmms_eval_specific_kwargs))
-
-    def doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
-                    ) -> str:
-        """The prompt for text-only backends (no media read; `adapters.glue.lmms_eval_glue.text_prompt`)."""
-        return text_prompt(self.core, doc, lmms_eval_specific_kwargs or {})
-
-    def doc_to_messages(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
-                        ) -> list[dict[str, Any]]:
-        """The chat turns of the prompt (`adapters.glue.lmms_eval_glue.chat_messages`)."""
-        settings = lmms_eval_specific_kwargs or {}
-        return chat_messages(self.prompt(doc, settings), settings)
 
     def doc_to_target(self, doc: Mapping[str, Any]) -> str:
         return self.benchmark.target(doc)

@@ -69,7 +69,30 @@ def text_prompt(core: CoreTask, doc: Mapping[str, Any], settings: Mapping[str, A
     return with_system_prompt(prompt.system or "", "".join(prompt.texts()))
 
 
-class LmmsEvalHooks:
+class PromptHooks:
+    """`doc_to_visual`, `doc_to_text` and `doc_to_messages` of a core's `Prompt`; a subclass gives the core and how
+    it reads media (`prompt`)."""
+
+    core: CoreTask
+
+    def prompt(self, doc: Mapping[str, Any], settings: Mapping[str, Any] | None) -> Prompt:
+        raise NotImplementedError
+
+    def doc_to_visual(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+                      ) -> list[Any]:
+        return visuals(self.prompt(doc, lmms_eval_specific_kwargs))
+
+    def doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+                    ) -> str:
+        return text_prompt(self.core, doc, lmms_eval_specific_kwargs or {})
+
+    def doc_to_messages(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
+                        ) -> list[dict[str, Any]]:
+        settings = lmms_eval_specific_kwargs or {}
+        return chat_messages(self.prompt(doc, settings), settings)
+
+
+class LmmsEvalHooks(PromptHooks):
     """The lmms-eval hooks of one benchmark core reading its media from `repo_id` at `revision`."""
 
     def __init__(self, core: CoreTask, repo_id: str, revision: str, release_file: str | None = None) -> None:
@@ -102,19 +125,6 @@ class LmmsEvalHooks:
 
         process_docs.__name__ = f"process_docs_{variant}"
         return process_docs
-
-    def doc_to_visual(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
-                      ) -> list[Any]:
-        return visuals(self.prompt(doc, lmms_eval_specific_kwargs))
-
-    def doc_to_text(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
-                    ) -> str:
-        return text_prompt(self.core, doc, lmms_eval_specific_kwargs or {})
-
-    def doc_to_messages(self, doc: Mapping[str, Any], lmms_eval_specific_kwargs: Mapping[str, Any] | None = None
-                        ) -> list[dict[str, Any]]:
-        settings = lmms_eval_specific_kwargs or {}
-        return chat_messages(self.prompt(doc, settings), settings)
 
     @staticmethod
     def doc_to_target(doc: Mapping[str, Any]) -> str:
