@@ -54,6 +54,15 @@ class Browser:
         self.wait("!document.getElementById('main').textContent.startsWith('Loading')")
         self.wait("Array.from(document.images).every(i => i.complete)")
 
+    def follow(self, link: Any) -> None:
+        """Click `link` and wait until the view it routes to is rendered: the hash changes on the click, but the
+        old view stays on screen until the new one is drawn (settling at once could read the old view)."""
+        heading = "String((document.querySelector('h1') || {}).textContent)"
+        hash_before, heading_before = self.page.evaluate(f"[location.hash, {heading}]")
+        link.click()
+        self.wait(f"location.hash !== {hash_before!r} && {heading} !== {heading_before!r}")
+        self.settle()
+
     def check(self, name: str) -> None:
         """No problem so far, every image decoded; a screenshot kept as ``name``.png."""
         broken = self.page.evaluate(

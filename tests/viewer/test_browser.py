@@ -101,8 +101,7 @@ def test_filters_and_search(site: Path, browser: Browser) -> None:
 
 def _open_first(browser: Browser, site: Path, query: str) -> None:
     browser.open(site, f"samples?{query}")
-    browser.page.locator("#samples tbody tr td:nth-child(3) a").first.click()
-    browser.settle()
+    browser.follow(browser.page.locator("#samples tbody tr td:nth-child(3) a").first)
 
 
 @pytest.mark.parametrize("task", ["agentvqa_robotics", "agentvqa_egocentric_videos", "robovista_domestic",

@@ -97,8 +97,7 @@ def test_three_clicks_from_goal_acc_to_the_failing_verdict(demo: Demo, browser: 
     assert row.locator("td").nth(2).inner_text() == "goal_acc"
     assert row.locator("td.value").inner_text() == expected
 
-    row.locator("td.value a").click()  # 1: the samples that did not get full marks on goal_acc
-    browser.settle()
+    browser.follow(row.locator("td.value a"))  # 1: the samples that did not get full marks on goal_acc
     assert browser.page.inner_text("#count").startswith(f"showing 1–{len(failing)} of {len(failing)} ")
     ids = browser.texts("#samples tbody td:nth-child(3)")
     shown = browser.texts("#samples tbody td:nth-child(10)")
@@ -107,8 +106,7 @@ def test_three_clicks_from_goal_acc_to_the_failing_verdict(demo: Demo, browser: 
     assert shown[0] == "0"  # the lowest score first
     browser.check("demo-goal-acc-failures")
 
-    browser.page.locator("#samples tbody tr td:nth-child(3) a").first.click()  # 2: the first (a 0.0)
-    browser.settle()
+    browser.follow(browser.page.locator("#samples tbody tr td:nth-child(3) a").first)  # 2: the first (a 0.0)
     entry = read_record(demo.goal_acc_lines()[ids[0]])["judge"]["goal_acc"]  # type: ignore[index]
     assert browser.page.locator("h1").inner_text() == f"agentx_text_answer · {ids[0]}"
     focus = browser.page.inner_text("#focus")

@@ -83,10 +83,9 @@ def test_aggregations_pool_over_gathered_ranks() -> None:
 
 def test_batched_loop_matches_lmms_eval_sequential_loop(docs: dict[str, Any], runtime: ToolRuntime) -> None:
     from lmms_eval.api.instance import Instance
-    from lmms_eval.evaluator import _run_generate_until_agentic
 
     from lmms_agentic.adapters.agentic import loop as batched_module
-    from lmms_agentic.adapters.agentic.loop import run_generate_until_agentic
+    from lmms_agentic.adapters.agentic.loop import lmms_eval_loop, run_generate_until_agentic
 
     rows = [docs[k] for k in ("2", "3", "6", "9")]
     script = {**gold_script(), "6": [call("Calculator", {"expression": "1+1"})]}  # "6" never finishes
@@ -127,7 +126,7 @@ def test_batched_loop_matches_lmms_eval_sequential_loop(docs: dict[str, Any], ru
         return data
 
     sequential_model, batched_model = Scripted(), Scripted()
-    sequential = _run_generate_until_agentic(sequential_model, requests(), agentic_trace_mode="basic")
+    sequential = lmms_eval_loop()(sequential_model, requests(), agentic_trace_mode="basic")
     batched = run_generate_until_agentic(batched_model, requests(), workers=4)
     assert untimed(sequential) == untimed(batched)
     assert len(sequential_model.batches) == sum(batched_model.batches) and max(batched_model.batches) == 4

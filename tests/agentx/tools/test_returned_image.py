@@ -116,9 +116,8 @@ def test_the_round_logs_the_image_the_tool_returned(docs: dict[str, Any], runtim
 
 def test_both_round_loops_log_the_same_returned_images(docs: dict[str, Any], runtime: ToolRuntime) -> None:
     from lmms_eval.api.instance import Instance
-    from lmms_eval.evaluator import _run_generate_until_agentic
 
-    from lmms_agentic.adapters.agentic.loop import run_generate_until_agentic
+    from lmms_agentic.adapters.agentic.loop import lmms_eval_loop, run_generate_until_agentic
 
     rows = [docs["1"], docs["8"]]  # gold DrawBoundingBox and OverlayText calls, run locally
     script = gold_script()
@@ -151,7 +150,7 @@ def test_both_round_loops_log_the_same_returned_images(docs: dict[str, Any], run
     def logged(responses: list[str]) -> list[Any]:
         return [[entry["returned_image"] for entry in json.loads(r)["state"]["rounds"]] for r in responses]
 
-    sequential = logged(_run_generate_until_agentic(Scripted(), requests(), agentic_trace_mode="basic"))
+    sequential = logged(lmms_eval_loop()(Scripted(), requests(), agentic_trace_mode="basic"))
     batched = logged(run_generate_until_agentic(Scripted(), requests(), workers=2))
     assert sequential == batched
     returned = [image for episode in batched for image in episode if image is not None]
