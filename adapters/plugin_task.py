@@ -41,7 +41,14 @@ from lmms_agentic.adapters.glue.hub_media import VideoFile, converts_to_rgb
 from lmms_agentic.adapters.glue.lmms_eval_glue import PromptHooks
 from lmms_agentic.adapters.media import as_pil, as_rgb, decoded_once
 from lmms_agentic.adapters.permutation import permutable
-from lmms_agentic.adapters.samples import LOOP_VIEWS, ProcessResults, View, core_results_function, read_record
+from lmms_agentic.adapters.samples import (
+    LOOP_VIEWS,
+    ProcessResults,
+    View,
+    core_results_function,
+    has_letter,
+    read_record,
+)
 
 Kind = str | Callable[[Mapping[str, Any]], str]
 """A task's kind (`TASK_METRICS` key), or how a document names its own (tasks that mix kinds)."""
@@ -49,10 +56,6 @@ Kind = str | Callable[[Mapping[str, Any]], str]
 
 def _answer(doc: Mapping[str, Any]) -> str:
     return str(doc["answer"])
-
-
-def _has_letter(record: Mapping[str, Any]) -> bool:
-    return record.get("pred") is not None
 
 
 def _same(cell: str) -> str:
@@ -71,7 +74,7 @@ class PluginBenchmark:
     cells of the column (e.g. RoboVista's `icl_images` -> `images` of its in-context example's row)."""
     judge: Callable[[], Judge | None] = lambda: None
     """The judge the core may call (None: its rules only), asked once per scored item."""
-    answered: Callable[[Mapping[str, Any]], bool] = _has_letter
+    answered: Callable[[Mapping[str, Any]], bool] = has_letter
     """Whether the core's record holds an answer (the loop check's `answered`)."""
     video: Callable[[Mapping[str, Any]], str | None] | None = None
     """The document's video as the dataset names it, under `media_root` (None: the benchmark has no videos);
@@ -176,6 +179,7 @@ class PluginTask(PromptHooks):
         self.home = home
         """The module that binds these hooks under the name `HOOKS` (how a copy or a pickle finds them again)."""
         self._text_rows: dict[str, list[dict[str, Any]]] = {}
+        self._results: dict[bool, dict[str, ProcessResults]] = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> PluginTask:
         """The hooks themselves: the harness deep-copies task configs, whose hooks are this object's methods (its
@@ -242,9 +246,7 @@ class PluginTask(PromptHooks):
     def process_results(self, kind: Kind, *, judged: bool = True) -> ProcessResults:
         """The `process_results` of tasks of `kind`: every metric it declares (None where an item does not count),
         the loop metrics, and the record (the frames sampled from the document's video added)."""
-        judge = self.benchmark.judge if judged else (lambda: None)
-        by_kind = {name: core_results_function(self.core, name, judge, self.benchmark.answered,
-                                               self.benchmark.loop_views) for name in self.core.TASK_METRICS}
+        by_kind = self._by_kind(judged)
 
         def process_results(doc: Mapping[str, Any], results: list[Any]) -> dict[str, Any]:
             values = by_kind[kind(doc) if callable(kind) else kind](doc, results)
@@ -255,6 +257,15 @@ class PluginTask(PromptHooks):
 
         process_results.__name__ = "process_results" if callable(kind) else f"process_results_{kind}"
         return process_results
+
+    def _by_kind(self, judged: bool) -> dict[str, ProcessResults]:
+        """The core's results function of each task kind (made once per hooks object and judge setting)."""
+        if judged not in self._results:
+            judge = self.benchmark.judge if judged else (lambda: None)
+            self._results[judged] = {name: core_results_function(self.core, name, judge, self.benchmark.answered,
+                                                                 self.benchmark.loop_views)
+                                     for name in self.core.TASK_METRICS}
+        return self._results[judged]
 
     def _frames_log(self, doc: Mapping[str, Any], shown: str | None) -> dict[str, Any] | None:
         if not shown:

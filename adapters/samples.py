@@ -75,12 +75,13 @@ LOOP_VIEWS: dict[str, View] = {"loop_rate": loop_view, "truncation_rate": trunca
 """Reported by every task (MCQ, permutation and free-form alike), after its own metrics."""
 
 
-def _has_letter(record: Mapping[str, Any]) -> bool:
+def has_letter(record: Mapping[str, Any]) -> bool:
+    """An MCQ record's `answered`: the extractor (or its judge fallback) read a letter."""
     return record.get("pred") is not None
 
 
 def core_results_function(core: CoreTask, kind: str, judge: Callable[[], Judge | None] = lambda: None,
-                          answered: Callable[[Mapping[str, Any]], bool] = _has_letter,
+                          answered: Callable[[Mapping[str, Any]], bool] = has_letter,
                           loop_views: Mapping[str, View] = LOOP_VIEWS) -> ProcessResults:
     """The plugin's `process_results` for a task of `kind` of a benchmark core (`adapters.core.task`): the core
     decides the record and every metric value (`core.score`, `core.METRICS`); the plugin adds only its extras: the
