@@ -33,6 +33,8 @@ import struct
 import subprocess
 import sys
 import time
+import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -193,6 +195,16 @@ def unavailable_text(reason: str) -> str:
     return f"unavailable: no sandbox ({reason}; {isolation.INSTALL_HINT})"
 
 
+def _kill_waiting(ready: Mapping[bool, queue.Queue[_Worker]]) -> None:
+    """Kill the pre-started workers no call took; each one's folder is removed with it."""
+    for waiting in ready.values():
+        while True:
+            try:
+                waiting.get_nowait().kill()
+            except queue.Empty:
+                break
+
+
 class Sandbox:
     """A pool of pre-started sandbox workers; `run` is thread-safe (one worker per call).  `audit_hook=False` is for
     tests that check the OS layer alone."""
@@ -211,6 +223,9 @@ class Sandbox:
         self.warm = max(0, warm) if self.isolated or self.unsafe else 0
         self._ready: dict[bool, queue.Queue[_Worker]] = {False: queue.Queue(), True: queue.Queue()}
         self._closed = False
+        # the waiting workers go when the sandbox does, closed or not (a run that never calls close, or exits):
+        # their processes and working folders must not outlive it
+        self._release = weakref.finalize(self, _kill_waiting, self._ready)
         for light in (False, True):
             for _ in range(self.warm):
                 self._ready[light].put(_Worker(self.isolated, light))
@@ -289,9 +304,4 @@ class Sandbox:
 
     def close(self) -> None:
         self._closed = True
-        for ready in self._ready.values():
-            while True:
-                try:
-                    ready.get_nowait().kill()
-                except queue.Empty:
-                    break
+        self._release()

@@ -7,10 +7,14 @@ import base64
 import io
 import json
 import logging
+import os
 import struct
+import subprocess
+import sys
 import time
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PIL import Image
@@ -123,3 +127,28 @@ def test_unsafe_opt_in_runs_without_bubblewrap_and_says_so(monkeypatch: pytest.M
         assert not blocked.ok and "not allowed" in (blocked.error or "")  # the old layers still apply
     finally:
         box.close()
+
+
+_LEFT_OPEN = """
+import os, sys
+from lmms_agentic.tasks.agentx.tools.sandbox import Sandbox
+box = Sandbox(warm=1)
+print(len([name for name in os.listdir(sys.argv[1]) if name.startswith("agentx_tool_")]), flush=True)
+if sys.argv[2] == "dropped":
+    del box
+    print(len([name for name in os.listdir(sys.argv[1]) if name.startswith("agentx_tool_")]), flush=True)
+"""
+
+
+@pytest.mark.parametrize("ending", ["exit", "dropped"])
+def test_waiting_workers_and_their_folders_go_with_a_sandbox_never_closed(tmp_path: Path, ending: str) -> None:
+    """A run that never calls `close` (or drops the sandbox) leaves no worker folder behind: they are removed when
+    the sandbox is collected or the interpreter exits (before, each run left one folder per waiting worker)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path), ENV_UNSAFE: "1"}  # unisolated: runs with or without bubblewrap
+    done = subprocess.run([sys.executable, "-c", _LEFT_OPEN, str(tmp_path), ending], env=env, capture_output=True,
+                          text=True, timeout=SLACK_S * 2, check=True)
+    counts = [int(line) for line in done.stdout.split()]
+    assert counts[0] == 2  # one waiting worker per kind (code, calculator), each in its own folder
+    if ending == "dropped":
+        assert counts[1] == 0
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("agentx_tool_")]
