@@ -50,11 +50,12 @@ of the text (what a rule needs before a position is read on the reversed text, w
 first occurrence that is not rejected in one scan).  Case-insensitive words are matched on the text with its ASCII
 letters lowered and İ ı ſ K replaced by the ASCII letters IGNORECASE equates them with, so every rule matches exactly
 what it matched with re.IGNORECASE (tests/adapters/test_parser_properties.py checks each fast path against the rule's
-plain definition).  Measured on CPython 3.11, 2 cores (perf/parsers.py, 48 inputs of 1 MB): median ~10-13 ms;
-the worst, 30-40 ms, are loops built to defeat it ("Answer: a cup. " repeated: 66,000 article declarations, read in
-one scan per keyword) and chain-of-thought prose with curly quotes, each also with one non-ASCII letter (the whole
-text is then stored with 2 bytes per character and every pass over it is slower).  The version before the linear
-rewrite took 84 s for 40,000 "*" and a digit and 250 s for 1 MB of prose.
+plain definition; tests/adapters/test_extract_speed_identity.py the shortcuts on UTF-8 bytes, where a text with one
+non-ASCII letter takes half the memory, and those that skip a scan str.find rules out).  Measured on CPython 3.11, 2
+cores (perf/parsers.py, 48 inputs of 1 MB): median ~10 ms; the worst, 25-32 ms, are loops built to defeat it
+("Answer: a cup. " repeated: 66,000 article declarations, read in one scan per keyword) and chain-of-thought prose
+with curly quotes, each also with one non-ASCII letter.  The version before the linear rewrite took 84 s for 40,000
+"*" and a digit and 250 s for 1 MB of prose.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from heapq import merge
-from itertools import islice
+from itertools import chain, islice
 
 from lmms_agentic.adapters.core.text import REQUEST_FAILED_PREFIX, answer_text
 
@@ -120,6 +121,8 @@ _ASCII_EQUIVALENTS = {"İ": "i", "ı": "i", "ſ": "s", "K": "k"}
 _ASCII_SPACES = str.maketrans({chr(c): " " for c in range(128) if chr(c).isspace()})
 _ASCII_SPACE_BYTES = bytes(32 if c < 128 and chr(c).isspace() else c for c in range(256))
 _NON_ASCII_SPACES = tuple(chr(c) for c in range(128, 0x3001) if chr(c).isspace())
+_NON_ASCII_SPACE_LEADS = tuple(sorted({space.encode()[:1] for space in _NON_ASCII_SPACES}))  # (first UTF-8 bytes)
+_SPACE_RUN = re.compile("  +")
 
 
 def _ci(word: str, space: str = r"\s+") -> str:
@@ -150,13 +153,16 @@ def _collapse(text: str, spaced: bool = False) -> str:
         pass
     elif text.isascii():
         text = text.translate(_ASCII_SPACES)
-    else:  # ASCII whitespace on the UTF-8 bytes, then each non-ASCII whitespace character present (all in C)
-        text = _utf8(text).translate(_ASCII_SPACE_BYTES).decode("utf-8", "surrogatepass")
-        for space in _NON_ASCII_SPACES:
-            if space in text:
-                text = text.replace(space, " ")
-    while "  " in text:  # (each pass at least halves every run of spaces)
-        text = text.replace("  ", " ")
+    else:  # ASCII whitespace on the UTF-8 bytes, then each non-ASCII whitespace character present (all in C; without
+        # any of their first bytes, found by memchr, none is)
+        data = _utf8(text).translate(_ASCII_SPACE_BYTES)
+        text = data.decode("utf-8", "surrogatepass")
+        if any(map(data.__contains__, _NON_ASCII_SPACE_LEADS)):
+            for space in _NON_ASCII_SPACES:
+                if space in text:
+                    text = text.replace(space, " ")
+    if "  " in text:  # (one scan for every run; str.replace takes one per halving of the longest)
+        text = _SPACE_RUN.sub(" ", text)
     return text.strip(" ")
 
 
@@ -175,6 +181,7 @@ _CONFIDENCE = re.compile(
     + _atomic("r1", r"[\s*_]*") + r"[:=]?" + _atomic("r2", r"[\s*_]*")
     + r"(?P<value>\d+(?:\.\d+)?)\s*%?[*_]*"
 )
+_LOWER_QUERY_AS_I = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ?", b"abcdefghijklmnopqrstuvwxyzi")
 _CONFIDENCE_STRIDE = _CONFIDENCE.groups + 1
 _CONFIDENCE_VALUE = _CONFIDENCE.groupindex["value"]
 
@@ -187,10 +194,8 @@ def split_confidence(text: str) -> tuple[str, float | None]:
     if text.isascii():
         if "confidence" not in text.lower():
             return text, None
-    else:  # every non-ASCII character as "?" (the "i" may be ı or İ, which IGNORECASE reads as "i")
-        folded = text.encode("ascii", "replace").lower()
-        if b"confidence" not in folded and b"conf?dence" not in folded:
-            return text, None
+    elif b"confidence" not in text.encode("ascii", "replace").translate(_LOWER_QUERY_AS_I):
+        return text, None  # (each non-ASCII character as "?", then "i": the "i" may be ı or İ, read by IGNORECASE as i)
     parts = _CONFIDENCE.split(text)
     if len(parts) == 1:
         return text, None
@@ -297,14 +302,16 @@ def _lookbehinds(
 
 
 def _keyword_declaration(
-    literal: str, spell: Callable[[str], str], verb: str, tail: str
+    literal: str, spell: Callable[[str], str], verb: str, tail: str, start: str | None = None
 ) -> tuple[re.Pattern[str], tuple[int, ...]]:
     """The declaration that starts with the keyword ``literal`` ("answer", or "option" / "choice" after one of
-    _KEYWORDS_2), its words written by ``spell``, then ``verb`` and ``tail``; and its lookbehinds' prefix lengths."""
+    _KEYWORDS_2), its words written by ``spell``, then ``verb`` and ``tail``; and its lookbehinds' prefix lengths.
+    ``start``: how the keyword itself is written (by default, by ``spell``)."""
+    start = spell(literal) if start is None else start
     if literal == "answer":
-        return re.compile(spell("answer") + r"(?<!\w.{6})" + spell("s") + "?" + verb + tail), ()
+        return re.compile(start + r"(?<!\w.{6})" + spell("s") + "?" + verb + tail), ()
     behind, lengths = _lookbehinds(literal, [keyword + " " for keyword in _KEYWORDS_2], spell)
-    return re.compile(spell(literal) + behind + verb + tail), lengths
+    return re.compile(start + behind + verb + tail), lengths
 
 
 _DECLARATION_LITERALS = ("answer", "option", "choice", "i")
@@ -320,9 +327,13 @@ _DECLARATIONS_LOW = (
 # article "a" or the pronoun "I" (_last_declaration's test).  Without the "I" pattern no match lies inside another
 # (what follows a keyword holds no keyword), so each match of these is one of the original's matches that counts,
 # and the last of them decides: one scan that builds nothing per article ("Answer: a cup. " x 66,000: 35 -> 17 ms).
+# Each also starts at each of its keyword's common _SPELLINGS as a literal, read where the text spells it no other way
+# (_counted_matches): the engine then finds the word in C, not trying every "a" or "A" ("Answer: a cup." loop: -15%).
 _NO_ARTICLE = rf"(?!(?<=[aAiI]){_WORD_NEXT})"
+_SPELLINGS = (str.lower, str.capitalize, str.upper)
 _DECLARATIONS_COUNTED = tuple(
-    _keyword_declaration(literal, lambda words: _ci(words, space=" "), _DECL_VERB, _DECL_TAIL + _NO_ARTICLE)[0]
+    tuple(_keyword_declaration(literal, lambda words: _ci(words, space=" "), _DECL_VERB, _DECL_TAIL + _NO_ARTICLE,
+                               start)[0] for start in [None, *(re.escape(spell(literal)) for spell in _SPELLINGS)])
     for literal in _DECLARATION_LITERALS[:_FIRST_I_PATTERN]
 )
 
@@ -349,15 +360,16 @@ _IS_PHRASE_LOW = re.compile(  # on _Text.low: the phrase from the space before "
 _CLOSING_RUN = re.compile(_CLOSING + "*")
 _LETTER_AT = re.compile(f"[{_LETTER}]")
 _NOT_WORDCHAR = re.compile(rf"[^{_WORDCHAR}]")
+# Rules 3 and 4 (IGNORECASE): "^" + _atomic("r0", _OPENING_RUN) + each pattern below, read where that run ends.
+_OPENING_RUN = re.compile(r"[\s*_`\"'“”]*")
 _BARE = re.compile(
-    "^" + _atomic("r0", r"[\s*_`\"'“”]*") + r"(?:(?:option|choice|answer|letter)" + _atomic("r1", r"\s*")
+    r"(?:(?:option|choice|answer|letter)" + _atomic("r1", r"\s*")
     + r"[:.]?" + _atomic("r2", r"\s*") + r")?" + _atomic("r3", r"[\s*_`\"'“”(\[{]*")
     + r"(?P<letter>[A-Za-z])[\s*_`\"'“”)\]}.!:;,]*$",
     re.IGNORECASE,
 )
 _LEADING = re.compile(
-    "^" + _atomic("r0", r"[\s*_`\"'“”]*") + r"(?:(?:option|choice)\s+)?[(\[{]?[*_`]*(?P<letter>[A-Za-z])[*_`]*"
-    r"[.):\]}](?![A-Za-z]\.)",
+    r"(?:(?:option|choice)\s+)?[(\[{]?[*_`]*(?P<letter>[A-Za-z])[*_`]*[.):\]}](?![A-Za-z]\.)",
     re.IGNORECASE,
 )
 _TRAILING_JUNK = " .!?,;:)]}*_`\"'”’"  # (after normalisation the only whitespace is " ")
@@ -379,6 +391,7 @@ _ASCII_WORD_BYTES = bytes(c if c >= 128 or chr(c).isalnum() else 32 for c in ran
 _NON_ASCII_NON_WORD = re.compile(r"[^\x00-\x7f\w\s]+")
 _NON_ASCII_NON_WORD_AT = re.compile(r"[^\x00-\x7f](?<![\w\s])")  # (the same test, found ~3x faster)
 _COMMON_MARKS = tuple("’“”‘—–…")  # the commonest non-ASCII punctuation in English replies (none is \w or \s)
+_ASCII_BYTE_VALUES = bytes(range(128))
 
 # Rule 7 (and rule 5's check for another letter).  An occurrence of a valid letter L (upper case, standalone)
 # counts unless it is the pronoun "I" or the sentence-initial article "A" before a lower-case non-function word, or
@@ -429,7 +442,7 @@ _OCCURRENCES = {letter: _occurrence_pattern(letter) for letter in _ALL_LETTERS}
 class _Text:
     """The normalised response and what several rules derive from it (each computed once, when first needed)."""
 
-    __slots__ = ("_candidates", "_low", "_reversed", "letters", "text")
+    __slots__ = ("_candidates", "_label_start", "_low", "_reversed", "letters", "text")
 
     def __init__(self, text: str, letters: str) -> None:
         self.text = text
@@ -437,6 +450,7 @@ class _Text:
         self._low: str | None = None
         self._reversed: str | None = None
         self._candidates: set[str] | None = None
+        self._label_start: int | None = None
 
     def low(self) -> str:
         """The text with its ASCII letters in lower case and İ ı ſ K as i i s k (see _ASCII_EQUIVALENTS)."""
@@ -450,6 +464,13 @@ class _Text:
                         low = low.replace(char, ascii_letter)
                 self._low = low
         return self._low
+
+    def label_start(self) -> int:
+        """Where the leading run of emphasis, quotes and whitespace (_OPENING_RUN) ends."""
+        if self._label_start is None:
+            run = _OPENING_RUN.match(self.text)
+            self._label_start = run.end() if run else 0
+        return self._label_start
 
     def reversed(self) -> str:
         if self._reversed is None:
@@ -473,7 +494,7 @@ class _Text:
 
     def _is_candidate(self, letter: str) -> bool:
         text, pattern = self.text, _OCCURRENCES[letter]
-        m = pattern.search(text)
+        m = pattern.search(text) if letter in text else None  # (str.find rules out an absent letter ~10x faster)
         for _ in range(_CHECKED_OCCURRENCES):
             if m is None:
                 return False
@@ -502,13 +523,24 @@ def _declaration(t: _Text) -> str | None:
     if decided:
         return verdict
     if active[-1] < _FIRST_I_PATTERN:
-        counted = (m.end() for number in active for m in _DECLARATIONS_COUNTED[number].finditer(text))
+        counted = (m.end() for number in active for m in _counted_matches(t, number))
         end = max(counted, default=None)
         return None if end is None else _verdict(t, end)
     ends = _declaration_ends(low, active)
     if ends is None:
         ends = [m.end() for m in _DECLARATION.finditer(text)]
     return _last_declaration(t, reversed(ends))[1]
+
+
+def _counted_matches(t: _Text, number: int) -> Iterator[re.Match[str]]:
+    """Pattern ``number`` of (c)'s matches: where each occurrence of its keyword (in the lowered text) is one of its
+    _SPELLINGS (a keyword never overlaps itself: str.count counts them all), those of the spellings that occur."""
+    text, literal = t.text, _DECLARATION_LITERALS[number]
+    anywhere, *spelt = _DECLARATIONS_COUNTED[number]
+    counts = [text.count(spell(literal)) for spell in _SPELLINGS]
+    if sum(counts) != t.low().count(literal):
+        return anywhere.finditer(text)
+    return chain.from_iterable(pattern.finditer(text) for pattern, count in zip(spelt, counts, strict=True) if count)
 
 
 def _taken_ends(last: list[tuple[int, int]], complete: bool) -> Iterator[int]:
@@ -614,12 +646,12 @@ def _is_correct(t: _Text) -> str | None:
 
 
 def _bare_label(t: _Text) -> str | None:
-    m = _BARE.match(t.text)
+    m = _BARE.match(t.text, t.label_start())
     return _in_range(m.group("letter"), t.letters) if m else None
 
 
 def _leading_label(t: _Text) -> str | None:
-    m = _LEADING.match(t.text)
+    m = _LEADING.match(t.text, t.label_start())
     return _in_range(m.group("letter"), t.letters) if m else None
 
 
@@ -638,8 +670,10 @@ def _word_runs(folded: str) -> str:
     if folded.isascii():
         return folded.translate(_ASCII_WORDS)
     # ASCII punctuation on the UTF-8 bytes, the commonest non-ASCII marks by str.replace (all in C), then the rest
-    words = _marks_to_spaces(_utf8(folded).translate(_ASCII_WORD_BYTES).decode("utf-8", "surrogatepass"))
-    if not words.isascii() and _NON_ASCII_NON_WORD_AT.search(words):
+    data = _utf8(folded).translate(_ASCII_WORD_BYTES)
+    words = _marks_to_spaces(data.decode("utf-8", "surrogatepass"))
+    others = _few_non_ascii(data, len(folded))  # (read there when few: the marks among them are spaces in words)
+    if not words.isascii() and _NON_ASCII_NON_WORD_AT.search(words if others is None else _marks_to_spaces(others)):
         words = _NON_ASCII_NON_WORD.sub(" ", words)
     return words
 
@@ -652,14 +686,28 @@ def _marks_to_spaces(text: str) -> str:
     return text
 
 
+def _few_non_ascii(data: bytes, length: int) -> str | None:
+    """The non-ASCII characters, in order, of the text of ``length`` characters whose UTF-8 is ``data``; None where
+    they are many (over 1 byte in 8: reading them apart costs about what one more pass over the text does)."""
+    many = len(data) - length > length // 8
+    return None if many else data.translate(None, _ASCII_BYTE_VALUES).decode("utf-8", "surrogatepass")
+
+
 def _fold(text: str) -> str:
     """``text.casefold()`` with the commonest non-ASCII marks as spaces, which _words makes of them anyway (they are
-    neither cased nor word characters): a text whose only non-ASCII characters they are is then lowered as ASCII."""
-    if not text.isascii():
-        text = _marks_to_spaces(text)
-        if not text.isascii():
-            return text.casefold()
-    return text.lower()
+    neither cased nor word characters): a text whose only non-ASCII characters they are is then lowered as ASCII, as
+    is one whose other non-ASCII characters are few and each its own case fold (str.casefold looks up every one)."""
+    text = text if text.isascii() else _marks_to_spaces(text)
+    if text.isascii():
+        return text.lower()
+    sample = text[:4096]  # (a text mostly in other scripts is told by its start, before all of it is encoded)
+    if _few_non_ascii(_utf8(sample), len(sample)) is None:
+        return text.casefold()
+    data = _utf8(text)
+    others = _few_non_ascii(data, len(text))
+    if others is None or others.casefold() != others:
+        return text.casefold()
+    return data.lower().decode("utf-8", "surrogatepass")  # (bytes.lower() lowers ASCII letters only)
 
 
 def _uncovered(found: dict[str, tuple[str, list[int]]]) -> list[str]:
@@ -698,8 +746,12 @@ def _option_text(t: _Text, texts: Sequence[str | None]) -> str | None:
     options = [(letters[i], _norm(o or "")) for i, o in enumerate(texts)]
     options = [(letter, o) for letter, o in options if o]
     folded = _fold(t.text)
-    if not any(all(word in folded for word in o.split(" ")) for _, o in options):
-        return None  # every option has a word the response lacks: it neither equals nor contains one
+    # An option with a word the response lacks neither equals it nor occurs in it (each word of the response's runs is
+    # a substring of the folded text): it is dropped here, and its patterns are never read over the whole response.
+    occurs = cache(folded.__contains__)  # (options share words)
+    options = [(letter, o) for letter, o in options if all(map(occurs, o.split(" ")))]
+    if not options:
+        return None
     # The response's words with runs of spaces between them (its only whitespace is " ": case folding never makes
     # any); collapsing the runs costs more than everything else here, so it is done only when two options occur.
     runs = _word_runs(folded)
