@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import Any
 
-# fmt: off
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "planning": ("no_action_no_response", "whole_response_is_thought", "tool_conflict_or_repetition"),
     "formatting": ("invalid_json_format", "answer_without_format"),
@@ -24,7 +23,6 @@ CATEGORIES: dict[str, tuple[str, ...]] = {
 FORMAT_TOP_KEYS = ("query", "filename", "final_answer")
 FORMAT_STEP_KEYS = ("step", "task", "tool_used", "tool_output", "thought")
 TOP_KEYWORDS = 21
-# fmt: on
 
 # English stop words (the spaCy list, abridged), for the keyword approximation.
 _STOP_TEXT = """
@@ -54,11 +52,15 @@ _LETTER = re.compile(r"[a-z]")
 
 def is_empty_value(value: object) -> bool:
     """Tool-call statistics: None, "" (or whitespace), "null" (any case), 0 and empty containers are empty."""
+    if value is None:
+        return True
     if isinstance(value, str):
         return value.strip().lower() in ("", "null")
     if isinstance(value, (int, float)):
         return value == 0
-    return value is None or (isinstance(value, (list, tuple, dict, set)) and not value)
+    if isinstance(value, (list, tuple, dict, set)):
+        return len(value) == 0
+    return False
 
 
 def _text(value: object) -> str:
@@ -74,12 +76,17 @@ def unwrap_lists(steps: object) -> list[Any]:
     return list(steps)
 
 
-def _filled(step: Mapping[str, Any], key: str, fallback: str) -> object:
-    """``step[key]`` unless it is empty, else ``step[fallback]`` (None when absent)."""
-    value = step.get(key)
-    return value if not is_empty_value(value) else step.get(fallback)
+def _step_tool(step: Mapping[str, Any]) -> object:
+    used = step.get("tool_used")
+    return used if not is_empty_value(used) else step.get("tool")
 
 
+def _step_output(step: Mapping[str, Any]) -> object:
+    output = step.get("tool_output")
+    return output if not is_empty_value(output) else step.get("output")
+
+
+# ---------------------------------------------------------------- keywords
 def _lemma(token: str) -> str:
     if len(token) > 4 and token.endswith("ies"):
         return token[:-3] + "y"
@@ -137,6 +144,7 @@ def _no_keyword_match(gt_text: str, pred_text: str, use_spacy: bool | None) -> b
     return not any(keyword in pred for keyword in extract_keywords(gt_text, use_spacy=use_spacy))
 
 
+# ---------------------------------------------------------------- rules
 def _answer(final_answer: object) -> tuple[str, str]:
     """(value, justification) of a final answer: a dict's fields, or a bare string as the value."""
     if isinstance(final_answer, Mapping):
@@ -170,8 +178,7 @@ def _tool_conflict_or_repetition(steps: object) -> bool:
         tool, used = step.get("tool"), step.get("tool_used")
         if not is_empty_value(tool) and not is_empty_value(used) and _norm(tool) != _norm(used):
             return True
-        named = _filled(step, "tool_used", "tool")
-        current = "" if is_empty_value(named) else _norm(named)
+        current = "" if is_empty_value(_step_tool(step)) else _norm(_step_tool(step))
         if current and current == previous:
             return True
         previous = current
@@ -189,14 +196,20 @@ def _steps_text(steps: Sequence[Any], gt: bool) -> str:
             if not gt:  # a GT step that is not an object is skipped, as the authors' reader does ("skip malformed")
                 parts.append(_text(step))
             continue
-        tool = step.get("tool") if gt else _filled(step, "tool_used", "tool")
-        output = step.get("output") if gt else _filled(step, "tool_output", "output")
+        tool = step.get("tool") if gt else _step_tool(step)
+        output = step.get("output") if gt else _step_output(step)
         parts += [_text(step.get("task")), _text(tool), _text(output), _text(step.get("thought"))]
     return " ".join(part for part in parts if part)
 
 
-def classify(record: Mapping[str, Any], gt_final_answer: Mapping[str, Any] | None, tool_names: Sequence[str], *,
-             gt_steps: object = None, use_spacy: bool | None = None) -> dict[str, bool]:
+def classify(
+    record: Mapping[str, Any],
+    gt_final_answer: Mapping[str, Any] | None,
+    tool_names: Sequence[str],
+    *,
+    gt_steps: object = None,
+    use_spacy: bool | None = None,
+) -> dict[str, bool]:
     """The taxonomy's error flags of one prediction record (True = the error is present), keyed as ``CATEGORIES``;
     a reasoning key only when its GT is given.  No rule reads ``tool_names`` (a tool-call statistic)."""
     del tool_names

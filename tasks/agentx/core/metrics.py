@@ -30,11 +30,10 @@ DIRECT = tuple(name for name, _ in JUDGED_METRICS if name != GOAL_METRIC)
 GOAL_STAR = "goal_imggen"
 """README Goal_acc* ("Goal Accuracy w/ ImgGen"): derived, no judge call."""
 GOAL_STAR_PARTS: tuple[str, ...] = ("tool_p", "tool_acc", "toolset_acc")
-# fmt: off
 COVERAGE: dict[str, str] = {
     "ground_s": "cov_ground", "tool_p": "cov_toolprec", "tool_acc": "cov_toolacc", "fact_acc": "cov_faith",
     "context_s": "cov_context", "fact_p": "cov_factprec", "sem_acc": "cov_semantic", "goal_acc": "cov_goal",
-    "toolset_acc": "cov_toolset", GOAL_STAR: "cov_imggen",
+    "toolset_acc": "cov_toolset", GOAL_STAR: "cov_imggen"
 }
 """Judged metric -> its coverage metric (scored / eligible items: all, non-generative, or generative)."""
 DETERMINISTIC = ("toolset_f1_prog", "format_error_rate", "exact_match_acc", "parse_failure_rate")
@@ -42,12 +41,12 @@ ERROR_KEYS = tuple(key for members in CATEGORIES.values() for key in members)
 REPORTED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Ground_s", "ground_s"), ("Tool_p", "tool_p"), ("Tool_acc", "tool_acc"), ("Fact_acc", "fact_acc"),
     ("Context_s", "context_s"), ("Fact_p", "fact_p"), ("Sem_acc", "sem_acc"), ("Goal_acc", "goal_acc"),
-    ("Goal_acc*", GOAL_STAR), ("Tool_acc^s", "toolset_acc"),
+    ("Goal_acc*", GOAL_STAR), ("Tool_acc^s", "toolset_acc")
 )
 """README column -> metric name, in the README's order."""
-# fmt: on
 
 
+# ---------------------------------------------------------------- selection and views
 def is_generative(item: Mapping[str, Any]) -> bool:
     """True for a generative (image-output) task, by its `data.json` key; `is_generative` only without an id."""
     key = item.get("id")
@@ -136,10 +135,15 @@ def _check_flags(items: Items) -> None:
 def _views(items: Items, metric: str) -> list[Any]:
     """Each item's view of `metric` (records are viewed first; rows that do not count are dropped)."""
     view = VIEWS[metric]
-    viewed = (view(item) if item is not None and _is_record(item) else item for item in items)
-    return [value for value in viewed if value is not None]
+    out = []
+    for item in items:
+        value = view(item) if item is not None and _is_record(item) else item
+        if value is not None:
+            out.append(value)
+    return out
 
 
+# ---------------------------------------------------------------- means over views
 def _score_of(view: Any) -> float | None:
     """The score of a judged view (`{"score": s}`, a result payload or a number); None when it is unscored."""
     if isinstance(view, Mapping):
@@ -167,11 +171,24 @@ def _mean(metric: str, items: Items) -> float:
     return math.fsum(scores) / len(scores) if scores else math.nan
 
 
+# ---------------------------------------------------------------- aggregations
 def goal_imggen_parts(items: Items, judged_mean: JudgedMean = scored_mean) -> dict[str, float]:
     """The three generative-only means behind Goal_acc* ({"tool_p": ..., "tool_acc": ..., "toolset_acc": ...})."""
     _check_flags(items)
     views = _views(items, GOAL_STAR)
     return {part: judged_mean(f"{GOAL_STAR}[{part}]", [v["parts"][part] for v in views]) for part in GOAL_STAR_PARTS}
+
+
+def _goal_imggen(items: Items, judged_mean: JudgedMean) -> float:
+    """Goal_acc*: mean of the generative-only means of tool_p, tool_acc and toolset_acc (NaN if one is NaN)."""
+    means = list(goal_imggen_parts(items, judged_mean).values())
+    return math.nan if any(math.isnan(m) for m in means) else sum(means) / len(means)
+
+
+def _imggen_coverage(items: Items) -> float:
+    """Mean over the three Goal_acc* parts of their scored share among the generative items."""
+    views = _views(items, COVERAGE[GOAL_STAR])
+    return sum(scored_share([v["parts"][p] for v in views]) for p in GOAL_STAR_PARTS) / len(GOAL_STAR_PARTS)
 
 
 _COVERED: dict[str, str] = {coverage: metric for metric, coverage in COVERAGE.items()}
@@ -182,12 +199,10 @@ def aggregate(metric: str, items: Items, judged_mean: JudgedMean = scored_mean) 
     the scored share of the eligible items."""
     if metric not in VIEWS:
         raise KeyError(f"unknown Agent-X metric {metric!r}")
-    if metric == GOAL_STAR:  # the mean of the three part means (NaN if one is NaN)
-        means = list(goal_imggen_parts(items, judged_mean).values())
-        return math.nan if any(math.isnan(m) for m in means) else sum(means) / len(means)
-    if metric == COVERAGE[GOAL_STAR]:  # the mean of the three parts' scored shares
-        views = _views(items, metric)
-        return sum(scored_share([v["parts"][p] for v in views]) for p in GOAL_STAR_PARTS) / len(GOAL_STAR_PARTS)
+    if metric == GOAL_STAR:
+        return _goal_imggen(items, judged_mean)
+    if metric == COVERAGE[GOAL_STAR]:
+        return _imggen_coverage(items)
     if metric in _COVERED:
         return scored_share(_views(items, metric))
     if metric == GOAL_METRIC:
@@ -203,6 +218,7 @@ def error_rate(items: Items, key: str) -> float:
     return _mean(metric, items) if metric in VIEWS else math.nan
 
 
+# ---------------------------------------------------------------- names and printing
 LOOP_METRICS: tuple[str, ...] = ("loop_rate", "truncation_rate")
 """The thinking-loop metrics: their views read the `loop` verdict a harness adds to the record (the plugin's
 `adapters.loops` check); the core's record has none, so they are in no `task.TASK_METRICS` kind."""

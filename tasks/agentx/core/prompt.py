@@ -1,7 +1,10 @@
 """Agent-X prompt: the released single-shot prompt as a harness-neutral structure (system text + ordered segments).
 
-The user turn and the text of simple backends are described in the benchmark README ("Protocol and decisions");
-the visuals arrive decoded (images, sampled frames) or as a video path: decoding is the plugin's.
+Owns the user turn's order and texts: all images in `file_path` order (or a video's frames, each preceded by
+`Frame{i}:`, or the video file itself), then `"Query: " + query` with the query exactly as in data.json; and the
+text of simple backends (the system message immediately followed by the query line).  The system message is
+`release_data.system_message()`.  The visuals arrive decoded (images, sampled frames) or as a video path: decoding is
+the plugin's.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from dataclasses import dataclass
 from PIL import Image
 
 from lmms_agentic.tasks.agentx.core.release_data import system_message
+
+QUERY_PREFIX = "Query: "
 
 
 @dataclass(frozen=True)
@@ -35,7 +40,7 @@ class Prompt:
 
 def query_line(query: str) -> str:
     """`Query: <query>` (the query as released, not stripped)."""
-    return f"Query: {query}"
+    return f"{QUERY_PREFIX}{query}"
 
 
 def build_prompt(query: str, visuals: Sequence[Image.Image] | VideoFile, *, frames: bool = False) -> Prompt:

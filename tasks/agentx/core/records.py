@@ -17,7 +17,7 @@ BENCHMARK = "agentx"
 MEDIA_FOLDER = "files"
 """The release folder of the media `file_path` names (beside `data.json`)."""
 VIDEO_EXTENSIONS = (".mp4", ".avi", ".mov", ".mkv", ".webm")
-FIELDS = ("query", "file_path", "query_type", "tool_metadata", "reasoning_steps", "final_answer")  # fmt: skip
+FIELDS = ("query", "file_path", "query_type", "tool_metadata", "reasoning_steps", "final_answer")
 """The published record keys, which are also the canonical field names."""
 Keys = Mapping[str, str]
 PUBLISHED_KEYS: Keys = {name: name for name in FIELDS}

@@ -1,5 +1,9 @@
-"""Agent-X release data, verbatim (tests pin the texts' SHA-256 digests): the 14-tool catalogue (`toolmeta.json`,
-read on first use), the legacy tool aliases, the 222 generative task ids, the instruction and the GPT format block.
+"""Agent-X release data: the 14-tool catalogue, the legacy tool aliases, the 222
+generative task ids, the closed-source instruction template and the GPT format block.
+
+These are reproduced verbatim from the release; tests pin every verbatim string against
+SHA-256 digests (tests/agentx/test_release_data.py).  Nothing here does I/O at import time: the catalogue
+(`toolmeta.json`, next to this module, the released file with its key order) is read on first use and cached.
 """
 
 from __future__ import annotations
@@ -10,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 TOOLMETA_PATH = Path(__file__).resolve().parent / "toolmeta.json"
+EXPORT_INLINED_FILES = {"_toolmeta_text": "toolmeta.json"}
+"""Data files next to this module that an exported task folder carries with it (the function that reads each)."""
 
-# fmt: off
 # The keys of toolmeta.json, in file order (a test checks that they agree).  The notebooks' set of allowed names.
 TOOL_NAMES: tuple[str, ...] = (
     "Calculator", "OCR", "ObjectCounter", "SceneDescriber", "WebSearch", "RegionDescriber", "LocateObjectByText",
@@ -20,13 +25,20 @@ TOOL_NAMES: tuple[str, ...] = (
 
 # GTA / AgentLego names -> Agent-X names (normalised in GT, dataset.json and model output).
 LEGACY_ALIASES: dict[str, str] = {
-    "ImageDescription": "SceneDescriber", "CountGivenObject": "ObjectCounter", "DrawBox": "DrawBoundingBox",
-    "DetectGivenObject": "LocateObjectByText", "TextToBbox": "LocateObjectByText",
-    "RegionAttributeDescription": "RegionDescriber", "Plot": "CodePlotter", "GoogleSearch": "WebSearch",
-    "TextToImage": "ImageGenerator", "AddText": "OverlayText",
+    "ImageDescription": "SceneDescriber",
+    "CountGivenObject": "ObjectCounter",
+    "DrawBox": "DrawBoundingBox",
+    "DetectGivenObject": "LocateObjectByText",
+    "TextToBbox": "LocateObjectByText",
+    "RegionAttributeDescription": "RegionDescriber",
+    "Plot": "CodePlotter",
+    "GoogleSearch": "WebSearch",
+    "TextToImage": "ImageGenerator",
+    "AddText": "OverlayText",
 }
 
 # data.json keys of the generative (image-output) tasks, from analysis/metrics.ipynb cell 1; as key strings.
+# fmt: off
 _GENERATIVE_INTS = (
     1, 8, 10, 12, 24, 30, 35, 44, 46, 50, 53, 56, 57, 60, 61, 63, 65, 67, 69, 70, 75, 78, 92, 93, 94, 97, 98, 101,
     103, 106, 107, 113, 115, 117, 119, 121, 122, 125, 129, 132, 134, 135, 139, 146, 147, 148, 159, 162, 164, 166,
@@ -136,6 +148,7 @@ def instruction() -> str:
 
 
 def system_message() -> str:
-    """The system message byte for byte as the released GPT script sends it: the instruction, then two newlines
-    (``instruction_prompt + '\\n\\n'``)."""
+    """The system message byte for byte as the released GPT script sends it: ``instruction_prompt + '\\n\\n'``
+    (the instruction, then two newlines).  Backends without a system role get exactly this text as the first part
+    of the user turn; simple backends get it immediately followed by ``"Query: " + query``."""
     return instruction() + "\n\n"

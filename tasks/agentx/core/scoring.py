@@ -1,7 +1,9 @@
-"""Agent-X per-item scoring: one parsed reply and its document (a `records.normalise` row) -> the deterministic
-fields the metrics read: the parse outcome, the tool-set scores against the GT tools, the exact match of "objective"
-answers, the failure rules and what the judges are given.  The judged fields, the loop check and the report fields
-are added around it (`core/task.py`, the plugin's hooks).
+"""Agent-X per-item scoring: one reply and its document -> the deterministic fields the metrics read.
+
+Owns the parse outcome (`trace.parse_trace`), the programmatic tool-set scores against the GT tools, the exact
+match of "objective" answers, the failure rules (`failure_rules.classify`) and what the judges are given (the parsed
+prediction record and the GT as released, `judge_gt`).  The document is a row of `records.normalise`.  The judged
+fields, the loop check and the report fields are added by the plugin (`tasks/agentx/hooks.py`).
 """
 
 from __future__ import annotations
@@ -39,36 +41,35 @@ def gt_answer(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def judge_gt(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The GT block the judges get, as released: `[[...]]`-wrapped steps stay wrapped, malformed steps stay in."""
-    steps, answer = json.loads(doc["gt_steps_json"]), json.loads(doc["gt_final_answer_json"])
-    return {"query": doc["query"], "GT reasoning steps": steps, "GT final answer": answer}
+    return {"query": doc["query"], "GT reasoning steps": json.loads(doc["gt_steps_json"]),
+            "GT final answer": json.loads(doc["gt_final_answer_json"])}
 
 
 def gold_tools(doc: Mapping[str, Any]) -> list[str]:
-    """The GT tool set: the keys of `tool_metadata`, else (none, or not an object) the steps' tools; canonical."""
-    metadata = json.loads(doc["tool_metadata_json"])
-    names = list(metadata) if isinstance(metadata, dict) and metadata else doc["gt_tools"]
-    return [tool for name in names if (tool := canonical_tool(name, TOOL_NAMES, LEGACY_ALIASES))]
+    """The GT tool set, canonical names: the keys of `tool_metadata`, else (none, or not an object) the steps'
+    tools."""
+    tool_metadata = json.loads(doc["tool_metadata_json"])
+    names = list(tool_metadata) if isinstance(tool_metadata, dict) and tool_metadata else doc["gt_tools"]
+    return [t for t in (canonical_tool(name, TOOL_NAMES, LEGACY_ALIASES) for name in names) if t]
 
 
 def score_trace(doc: Mapping[str, Any], trace: ParsedTrace) -> dict[str, Any]:
-    """The deterministic per-item fields of a parsed reply, in sample-record order.  `parse_failure` is set only
-    when nothing could be read (`trace.PARSE_FAILURES`); the other issues are in `trace_issues`.  The checks use
-    the GT steps unwrapped and without the malformed ones (`gt_steps_flat_json`)."""
+    """The deterministic per-item fields of a parsed reply, in sample-record order.
+
+    The deterministic checks use the unwrapped GT steps without the malformed ones (`gt_steps_flat_json`).
+    `parse_failure` is set only when nothing could be read from the reply (`trace.PARSE_FAILURES`); the issues of a
+    reply that did parse (several tools in a step, an unknown tool, no final answer -- which a generative task
+    legitimately has) are in `trace_issues`."""
     gt_final = gt_answer(doc)
-    predicted = [step.tool_canonical for step in trace.steps if step.tool_canonical]
-    toolset = toolset_scores(predicted, gold_tools(doc))
-    record = trace.notebook_record(doc["query"], ", ".join(doc["media"]))
-    gt_steps = json.loads(doc["gt_steps_flat_json"])
+    toolset = toolset_scores([s.tool_canonical for s in trace.steps if s.tool_canonical], gold_tools(doc))
     return {
         "format_ok": trace.format_ok,
         "parse_failure": trace.failure if trace.failure in PARSE_FAILURES else None,
-        "trace_issues": list(trace.issues),
-        "parse_path": trace.parse_path,
-        "n_steps": len(trace.steps),
-        "toolset_f1_prog": toolset["f1"],
-        "toolset_precision_prog": toolset["precision"],
-        "toolset_recall_prog": toolset["recall"],
+        "trace_issues": list(trace.issues), "parse_path": trace.parse_path,
+        "n_steps": len(trace.steps), "toolset_f1_prog": toolset["f1"],
+        "toolset_precision_prog": toolset["precision"], "toolset_recall_prog": toolset["recall"],
         "exact_match": exact_match(trace.final_answer, str(gt_final.get("value", "")), doc["query_type"]),
-        "errors": classify(record, gt_final, TOOL_NAMES, gt_steps=gt_steps),
+        "errors": classify(trace.notebook_record(doc["query"], ", ".join(doc["media"])), gt_final, TOOL_NAMES,
+                           gt_steps=json.loads(doc["gt_steps_flat_json"])),
         "prediction": trace.prediction_record(),
     }

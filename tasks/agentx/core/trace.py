@@ -188,7 +188,7 @@ def _canonical_step(step: object) -> object:
     picked = {new: _pick(step, new, old)[1] for old, new in _RENAMED.items()}
     out: dict[str, Any] = {}
     for key, value in step.items():
-        name = _RENAMED.get(key) or key
+        name = _RENAMED[key] if key in _RENAMED else key
         out.setdefault(name, picked.get(name, value))
     return out
 
