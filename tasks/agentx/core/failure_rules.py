@@ -1,10 +1,49 @@
-"""Agent-X's deterministic failure rules: the rule-based failure taxonomy of the authors' error-analysis notebook
-(``analysis/error_analysis.ipynb``), computed in code; no LLM involved.
+"""Agent-X's deterministic failure rules: the rule-based failure taxonomy of the authors' error-analysis notebook,
+computed in code; no LLM involved (not to be confused with the paper's judge-based error-mode study).
 
-``classify`` checks ONE prediction record of the released prediction-file shape ``{"query", "filename",
-**model_json}`` (``ParsedTrace.notebook_record``) as the notebook does: raw keys, nothing from ``core/trace.py``.
-The rules, the notebook bug not reproduced and the keyword approximation used without spaCy are in the benchmark
-README ("Failure rules").
+Owns the checks of ``analysis/error_analysis.ipynb`` over ONE prediction record, the released prediction-file shape
+``{"query", "filename", **model_json}`` as a plain dict (build it with ``ParsedTrace.notebook_record``).  Like the
+notebook, every rule reads the raw record: nothing here depends on ``core/trace.py``, keys are not canonicalised
+unless a rule says so, and ``[[...]]``-wrapped steps are kept as written except where noted.  Summing the per-record
+results over a prediction file gives the notebook's error counts (README.md).
+
+``classify`` keys, grouped as in the paper (``CATEGORIES``):
+  planning    no_action_no_response        steps falsy AND (final_answer not a dict OR its "value" falsy); a bare
+                                           string answer therefore counts (as in the notebook)
+              whole_response_is_thought    steps falsy AND final_answer is a dict with a truthy "value"
+              tool_conflict_or_repetition  a dict step has both "tool" and "tool_used", non-empty and different
+                                           (case-insensitive, stripped); or two consecutive steps name the same
+                                           tool ("tool_used" else "tool", raw name, case-insensitive, stripped)
+  formatting  invalid_json_format          any of: a top-level key of {query, filename, final_answer} missing;
+                                           final_answer not a dict with "value" and "justification";
+                                           reasoning_steps not a list; a step not a dict holding all of {step, task,
+                                           tool_used, tool_output, thought} (this punishes "tool", which the
+                                           prompt's own example uses, and [[...]] wrapping -- both as released)
+              answer_without_format        invalid_json_format AND a non-empty answer (the dict's "value", or a
+                                           bare-string final_answer -- the notebook's handling of that is unknown)
+  reasoning   misinterpreting_visual_content   none of the 21 most common GT-answer keywords (GT value +
+                                           justification) occurs, case-insensitively, in the predicted value +
+                                           justification.  With no GT keywords at all (empty GT answer) nothing can
+                                           occur, so the item fails -- what ``any([])`` does in the notebook.
+              step_keyword_mismatch        the "incorrect spatial reasoning / sequencing" check done as the notebook
+                                           INTENDED: keywords of the GT steps (task, tool, output, thought) against
+                                           the predicted steps (task, tool_used else tool, tool_output else output,
+                                           thought).  NOTEBOOK BUG, not reproduced: the released cell passes the
+                                           final-answer keywords instead of the step keywords (the notebook
+                                           prints "0 'reasoning' match (buggy check)").  Steps are unwrapped
+                                           from [[...]] here; a GT step that is not an object is skipped, as
+                                           in the notebook's GT reader.
+A reasoning key is present only when its GT is given (gt_final_answer / gt_steps not None).
+
+KEYWORDS -- DEVIATION FROM THE NOTEBOOK.  The notebook uses spaCy ``en_core_web_sm``: noun chunks whose text has
+1 < length < 30 plus NOUN/PROPN lemmas that are not stop words, lower-cased, 21 most common.  That model cannot be
+downloaded here, so the default is a deterministic approximation: lower-cased word tokens ``[a-z0-9]+`` (joined by
+inner "." or "-"); unigram candidates = tokens of 2+ characters with a letter, not in ``STOP_WORDS``, reduced by a
+crude plural rule (-ies -> -y, -sses/-xes/-ches/-shes/-zes -> drop "es", else a final "s" not after s/u/i); chunk
+candidates = adjacent pairs of such non-stop tokens as written ("red umbrellas"), 1 < length < 30; the 21 most
+common by count, ties in order of first occurrence.  Without a tagger, verbs and adjectives are candidates too, so
+counts differ from the notebook.  With ``use_spacy=None`` (default) spaCy is used when ``spacy`` and
+``en_core_web_sm`` happen to be importable; ``use_spacy=False`` forces the approximation (tests do), True requires it.
 """
 
 from __future__ import annotations
@@ -67,8 +106,8 @@ def _text(value: object) -> str:
     return "" if value is None else value if isinstance(value, str) else str(value)
 
 
-def unwrap_lists(steps: object) -> list[Any]:
-    """A list of steps, unwrapped once when every item is a list ([[...]]); anything but a list gives no steps."""
+def _unwrap(steps: object) -> list[Any]:
+    """A list of steps, unwrapped once from [[...]]; anything that is not a list gives no steps."""
     if not isinstance(steps, list):
         return []
     if steps and all(isinstance(item, list) for item in steps):
@@ -131,7 +170,7 @@ def _spacy_candidates(nlp: Any, text: str) -> list[str]:
 
 
 def extract_keywords(text: str, top_k: int = TOP_KEYWORDS, use_spacy: bool | None = None) -> list[str]:
-    """The ``top_k`` most common keyword candidates of ``text`` (lower case; README "Failure rules")."""
+    """The ``top_k`` most common keyword candidates of ``text`` (lower case); see the module docstring."""
     nlp = _spacy_model() if use_spacy is not False else None
     if use_spacy is True and nlp is None:
         raise RuntimeError("use_spacy=True but spacy with en_core_web_sm is not importable")
@@ -155,7 +194,7 @@ def _answer(final_answer: object) -> tuple[str, str]:
 
 
 def invalid_json_format(record: Mapping[str, Any]) -> bool:
-    """The "invalid JSON format" error of a prediction-file record (README "Failure rules")."""
+    """The "invalid JSON format" error on a prediction-file record (see the module docstring for the four rules)."""
     if any(key not in record for key in FORMAT_TOP_KEYS):
         return True
     final_answer = record["final_answer"]
@@ -210,8 +249,10 @@ def classify(
     gt_steps: object = None,
     use_spacy: bool | None = None,
 ) -> dict[str, bool]:
-    """The taxonomy's error flags of one prediction record (True = the error is present), keyed as ``CATEGORIES``;
-    a reasoning key only when its GT is given.  No rule reads ``tool_names`` (a tool-call statistic)."""
+    """The taxonomy's error flags of one prediction record (True = the error is present); keys as in ``CATEGORIES``.
+
+    ``tool_names`` is accepted for the callers' convenience; no classify rule reads it (invalid tool names
+    are a tool-call statistic, as in the notebooks).  Reasoning keys appear only when their GT is given."""
     del tool_names
     steps = record.get("reasoning_steps")
     final_answer = record.get("final_answer")
@@ -231,5 +272,5 @@ def classify(
             f"{gt_value} {gt_justification}", f"{value} {justification}", use_spacy)
     if gt_steps is not None:
         flags["step_keyword_mismatch"] = _no_keyword_match(
-            _steps_text(unwrap_lists(gt_steps), gt=True), _steps_text(unwrap_lists(steps), gt=False), use_spacy)
+            _steps_text(_unwrap(gt_steps), gt=True), _steps_text(_unwrap(steps), gt=False), use_spacy)
     return flags

@@ -1,8 +1,23 @@
 """Agent-X metrics: the names, the per-row view each metric receives, and the aggregations (0-1 scale).
 
 Aggregations take what the harness gathered from all ranks: sample records (the first metric's value) or views of
-them (None: the row does not count).  Values are never rounded (`format_row` prints them); NaN when nothing counts.
-Which items each metric averages (the authors' `analysis/metrics.ipynb`) is in the benchmark README ("Metrics").
+them (None: the row does not count). Values are never rounded (`format_row` prints them); NaN when nothing counts.
+
+Rules (reproducing the README tables from the authors' `analysis/metrics.ipynb`; see the benchmark's README):
+
+* the eight direct judged metrics (`ground_s` ... `toolset_acc`): mean over every item whose judge result is scored,
+  generative items included; an unscored or absent result ("missing") leaves the mean and lowers `cov_<...>`;
+* `goal_acc`: the same over the non-generative items only;
+* `goal_imggen` (README Goal_acc*): over the generative items only, the mean of the three means of `tool_p`,
+  `tool_acc` and `toolset_acc` (NaN if any of the three has no scored item);
+* "generative" is decided **by key**: `id` in `release_data.GENERATIVE_IDS` (the notebook's list is row positions, which
+  shift when predictions are missing); a record's `is_generative` flag is only used for a record without an id, and
+  a disagreement is logged (the key wins).
+
+Names: `METRICS` is every metric a task reports, in report order; no name is a substring of another (lmms-eval
+matches group metrics by substring), so Goal_acc* is `goal_imggen` and the coverage metrics are `cov_<short>` names
+(`COVERAGE`). `aggregate` computes any of them; a judged mean goes through the `JudgedMean` passed in (default
+`scored_mean`; the plugin's, `tasks/agentx/aggregations.py`, also warns on low judge coverage).
 """
 
 from __future__ import annotations
@@ -10,22 +25,23 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import Any
 
 from lmms_agentic.tasks.agentx.core.failure_rules import CATEGORIES
 from lmms_agentic.tasks.agentx.core.judging import GOAL_METRIC, JUDGED_METRICS
 from lmms_agentic.tasks.agentx.core.release_data import GENERATIVE_IDS
-from lmms_agentic.tasks.agentx.core.trace import TRACE_ISSUES
+from lmms_agentic.tasks.agentx.core.trace import FAILURES, PARSE_FAILURES
 
 log = logging.getLogger(__name__)
 Items = Sequence[Mapping[str, Any] | None]
 View = Callable[[Mapping[str, Any]], Any]
 JudgedMean = Callable[[str, list[Any]], float]
 """(metric, its views) -> the mean over the scored views (NaN if none); the plugin's also checks coverage."""
+NAN = math.nan
 MISSING = "missing"
 """Unscored reason of a judged metric without any result in the record."""
 
-DIRECT = tuple(name for name, _ in JUDGED_METRICS if name != GOAL_METRIC)
+DIRECT: tuple[str, ...] = tuple(name for name, _ in JUDGED_METRICS if name != GOAL_METRIC)
 """The eight judged metrics averaged over all items."""
 GOAL_STAR = "goal_imggen"
 """README Goal_acc* ("Goal Accuracy w/ ImgGen"): derived, no judge call."""
@@ -33,15 +49,17 @@ GOAL_STAR_PARTS: tuple[str, ...] = ("tool_p", "tool_acc", "toolset_acc")
 COVERAGE: dict[str, str] = {
     "ground_s": "cov_ground", "tool_p": "cov_toolprec", "tool_acc": "cov_toolacc", "fact_acc": "cov_faith",
     "context_s": "cov_context", "fact_p": "cov_factprec", "sem_acc": "cov_semantic", "goal_acc": "cov_goal",
-    "toolset_acc": "cov_toolset", GOAL_STAR: "cov_imggen"
+    "toolset_acc": "cov_toolset", GOAL_STAR: "cov_imggen",
 }
 """Judged metric -> its coverage metric (scored / eligible items: all, non-generative, or generative)."""
-DETERMINISTIC = ("toolset_f1_prog", "format_error_rate", "exact_match_acc", "parse_failure_rate")
-ERROR_KEYS = tuple(key for members in CATEGORIES.values() for key in members)
+TRACE_ISSUES: frozenset[str] = frozenset(FAILURES) - frozenset(PARSE_FAILURES)
+"""Failure classes of a reply that DID parse (several tools in a step, an unknown tool, no final answer)."""
+DETERMINISTIC: tuple[str, ...] = ("toolset_f1_prog", "format_error_rate", "exact_match_acc", "parse_failure_rate")
+ERROR_KEYS: tuple[str, ...] = tuple(key for members in CATEGORIES.values() for key in members)
 REPORTED_COLUMNS: tuple[tuple[str, str], ...] = (
     ("Ground_s", "ground_s"), ("Tool_p", "tool_p"), ("Tool_acc", "tool_acc"), ("Fact_acc", "fact_acc"),
     ("Context_s", "context_s"), ("Fact_p", "fact_p"), ("Sem_acc", "sem_acc"), ("Goal_acc", "goal_acc"),
-    ("Goal_acc*", GOAL_STAR), ("Tool_acc^s", "toolset_acc")
+    ("Goal_acc*", GOAL_STAR), ("Tool_acc^s", "toolset_acc"),
 )
 """README column -> metric name, in the README's order."""
 
@@ -81,18 +99,19 @@ def _imggen_view(record: Mapping[str, Any]) -> Any:
     return {"parts": {part: _judged(record, part) for part in GOAL_STAR_PARTS}} if is_generative(record) else None
 
 
-def _flag(value: object, true_means: bool = True) -> dict[str, float] | None:
-    """The 0/1 view of a flag: 1 when ``bool(value) == true_means``; None (the row does not count) for None."""
-    return None if value is None else {"score": 1.0 if bool(value) == true_means else 0.0}
+def _flag_view(field: str, true_means: bool = True) -> View:
+    def view(record: Mapping[str, Any]) -> Any:
+        value = record.get(field)
+        return None if value is None else {"score": 1.0 if bool(value) == true_means else 0.0}
 
-
-def _finite(value: object) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return view
 
 
 def _number_view(record: Mapping[str, Any]) -> Any:
     value = record.get("toolset_f1_prog")
-    return {"score": float(value)} if _finite(value) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return {"score": float(value)}
 
 
 def _unreadable(record: Mapping[str, Any]) -> bool:
@@ -103,7 +122,11 @@ def _unreadable(record: Mapping[str, Any]) -> bool:
 
 
 def _error_view(key: str) -> View:
-    return lambda record: _flag((record.get("errors") or {}).get(key))
+    def view(record: Mapping[str, Any]) -> Any:
+        flag = (record.get("errors") or {}).get(key)
+        return None if flag is None else {"score": 1.0 if flag else 0.0}
+
+    return view
 
 
 VIEWS: dict[str, View] = {
@@ -114,12 +137,12 @@ VIEWS: dict[str, View] = {
     COVERAGE[GOAL_METRIC]: _goal_view,
     COVERAGE[GOAL_STAR]: _imggen_view,
     "toolset_f1_prog": _number_view,
-    "format_error_rate": lambda record: _flag(record.get("format_ok"), true_means=False),
-    "exact_match_acc": lambda record: _flag(record.get("exact_match")),
-    "parse_failure_rate": lambda record: _flag(_unreadable(record)),
+    "format_error_rate": _flag_view("format_ok", true_means=False),
+    "exact_match_acc": _flag_view("exact_match"),
+    "parse_failure_rate": lambda record: {"score": 1.0 if _unreadable(record) else 0.0},
     **{f"err_{key}": _error_view(key) for key in ERROR_KEYS},
-    "loop_rate": lambda record: _flag(bool((record.get("loop") or {}).get("loop"))),
-    "truncation_rate": lambda record: _flag(bool((record.get("loop") or {}).get("truncated"))),
+    "loop_rate": lambda record: {"score": 1.0 if (record.get("loop") or {}).get("loop") else 0.0},
+    "truncation_rate": lambda record: {"score": 1.0 if (record.get("loop") or {}).get("truncated") else 0.0},
 }
 
 
@@ -149,16 +172,18 @@ def _score_of(view: Any) -> float | None:
     if isinstance(view, Mapping):
         if view.get("unscored_reason") is not None:
             return None
-        view = view.get("score")
-    if not _finite(view):
-        raise ValueError(f"a scored item has no numeric score: {view!r}")
-    return float(view)
+        value = view.get("score")
+    else:
+        value = view
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"a scored item has no numeric score: {value!r}")
+    return float(value)
 
 
 def scored_mean(metric: str, views: list[Any]) -> float:
     """The plain `JudgedMean`: the mean over the scored views (NaN if none); `metric` only names it."""
     scores = [score for score in map(_score_of, views) if score is not None]
-    return math.fsum(scores) / len(scores) if scores else math.nan
+    return math.fsum(scores) / len(scores) if scores else NAN
 
 
 def scored_share(views: list[Any]) -> float:
@@ -168,7 +193,7 @@ def scored_share(views: list[Any]) -> float:
 
 def _mean(metric: str, items: Items) -> float:
     scores = [float(view["score"]) for view in _views(items, metric)]
-    return math.fsum(scores) / len(scores) if scores else math.nan
+    return math.fsum(scores) / len(scores) if scores else NAN
 
 
 # ---------------------------------------------------------------- aggregations
@@ -182,7 +207,7 @@ def goal_imggen_parts(items: Items, judged_mean: JudgedMean = scored_mean) -> di
 def _goal_imggen(items: Items, judged_mean: JudgedMean) -> float:
     """Goal_acc*: mean of the generative-only means of tool_p, tool_acc and toolset_acc (NaN if one is NaN)."""
     means = list(goal_imggen_parts(items, judged_mean).values())
-    return math.nan if any(math.isnan(m) for m in means) else sum(means) / len(means)
+    return NAN if any(math.isnan(m) for m in means) else sum(means) / len(means)
 
 
 def _imggen_coverage(items: Items) -> float:
@@ -195,8 +220,8 @@ _COVERED: dict[str, str] = {coverage: metric for metric, coverage in COVERAGE.it
 
 
 def aggregate(metric: str, items: Items, judged_mean: JudgedMean = scored_mean) -> float:
-    """The value of `metric` (a name of `METRICS`) over the gathered items (README "Metrics"); coverage metrics:
-    the scored share of the eligible items."""
+    """The value of `metric` (a name of `METRICS`) over the gathered items, by the rules of the module docstring;
+    coverage metrics: the scored share of the eligible items."""
     if metric not in VIEWS:
         raise KeyError(f"unknown Agent-X metric {metric!r}")
     if metric == GOAL_STAR:
@@ -215,7 +240,7 @@ def aggregate(metric: str, items: Items, judged_mean: JudgedMean = scored_mean) 
 def error_rate(items: Items, key: str) -> float:
     """Share of items flagged `key` by the failure rules (over items that carry the key); NaN for other keys."""
     metric = f"err_{key}"
-    return _mean(metric, items) if metric in VIEWS else math.nan
+    return _mean(metric, items) if metric in VIEWS else NAN
 
 
 # ---------------------------------------------------------------- names and printing
@@ -233,8 +258,8 @@ def error_keys() -> tuple[str, ...]:
 
 
 def metric_names(is_generative: bool | None = None) -> tuple[str, ...]:
-    """Every metric of `METRICS`; with `is_generative` given, the metrics an item of that kind feeds (a
-    generative item feeds no Goal_acc, a text-answer item no Goal_acc*)."""
+    """Every metric of `METRICS`; with `is_generative` given, the metrics an item of that kind feeds (a generative
+    item feeds no Goal_acc, a text-answer item no Goal_acc*)."""
     skip: set[str] = set()
     if is_generative is True:
         skip = {GOAL_METRIC, COVERAGE[GOAL_METRIC]}

@@ -1,7 +1,37 @@
 """Agent-X trace search: where in one model reply the trace object is, found safely and in bounded time.
 
-Model output is never executed: the only parsers are ``json.loads`` and ``ast.literal_eval``.  The search order, the
-parsers' budgets and the bounds of the brace scan are described in the benchmark README ("Parsing").
+Owns the candidate texts, the two parsers and their budgets, and the brace scan; `find_trace_object` returns the
+first candidate that parses to a dict (and its parse path).  Reading the object is `core/trace.py`.  Pure standard
+library.
+
+SAFETY.  Model output is never executed.  The only parsers are ``json.loads`` and ``ast.literal_eval`` (literals
+only: a call, a name or an attribute is rejected, so ``__import__('os').system(...)`` is a ValueError, not a run);
+any exception from either means "does not parse".  Parsed values are made JSON-able (tuples/sets -> lists,
+bytes/complex/... -> str); a parsed object nested deeper than ``MAX_DEPTH`` is rejected.
+
+COST.  Every step is linear in the reply and bounded, whatever the reply (whitespace runs, ``"{" * 100000``, deep
+nesting, megabytes of prose).  No regular expression can backtrack over a run: none puts a whitespace repeat before
+a separator or an anchor, and a closing fence is stripped with ``str.rstrip``.  ``json.loads`` reads at most
+``JSON_BUDGET_FACTOR`` times the reply plus ``JSON_BUDGET_MIN`` characters in total; ``ast.literal_eval`` (about a
+microsecond per character) only reads candidates of at most ``MAX_LITERAL_CHARS``, ``LITERAL_BUDGET`` characters in
+total.  At most the last ``MAX_FENCED_BLOCKS`` fenced blocks are tried.  The brace scan of the balanced fallback
+jumps between braces and quotes with regular expressions, takes a run of braces as one token, reads at most
+``MAX_SCAN_TOKENS`` tokens and yields at most ``MAX_BALANCED_ATTEMPTS`` spans (a span without a trace key is never
+parsed); only the first ``MAX_KEY_POSITIONS`` trace-key occurrences are located.  A reply beyond these bounds is
+read as far as they allow; only adversarial replies reach them (a 1,024-token reply is far below every bound).
+
+SEARCH ORDER (the first candidate that parses to a dict wins; the text is the reply after ``<think>`` handling):
+  1. candidates, each tried with json.loads then ast.literal_eval (parse_path "json" / "literal"; literal_eval only
+     for a candidate starting with "{"): the whole text; the text without an outer code fence when it starts with
+     one (tag optional: ```json, ```python, ```); the contents of the fenced blocks anywhere in the text, last block
+     first.  The first two may be any dict (they are the whole response); a fenced block counts only with a
+     top-level trace key (``TRACE_KEYS``).
+  2. brace-balanced ``{...}`` spans of the text (string-aware, ' and " quotes, a quote never spans a newline: the
+     spans of ``adapters.core.text.brace_spans``, found by the bounded scan above), the span that ends LAST first (an
+     outer object before its inner ones); only spans that parse to a dict with a top-level trace key
+     (reasoning_steps / final_answer / final_output) count, so a truncated trace does not degrade into one of its
+     step dicts.  parse_path "balanced_json" / "balanced_literal".
+  Nothing parses -> None.
 """
 
 from __future__ import annotations
@@ -26,7 +56,6 @@ MAX_FENCED_BLOCKS = 16
 MAX_BALANCED_ATTEMPTS = 64
 MAX_SCAN_TOKENS = 10_000
 MAX_KEY_POSITIONS = 4_096
-_Spans = deque[tuple[int, int]]
 _OUTER_FENCE_OPEN = re.compile(r"```[\w+-]*")
 _FENCED = re.compile(r"```[\w+-]*+[ \t]*+\r?\n((?:[^`]++|`(?!``))*+)```")
 _TRACE_KEY_PATTERNS = tuple(re.compile(re.escape(key)) for key in TRACE_KEYS)
@@ -46,7 +75,7 @@ def _plain(value: object, depth: int = 0) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
     if isinstance(value, dict):
-        return {str(key): _plain(item, depth + 1) for key, item in value.items()}
+        return {key if isinstance(key, str) else str(key): _plain(item, depth + 1) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [_plain(item, depth + 1) for item in value]
     if isinstance(value, (set, frozenset)):
@@ -58,7 +87,7 @@ def _plain(value: object, depth: int = 0) -> Any:
 
 # ---------------------------------------------------------------- parsing
 class _Budget:
-    """What is left of the characters the parsers may still read for one reply."""
+    """What is left of the characters the parsers may still read for one reply (see COST)."""
 
     def __init__(self, reply_chars: int) -> None:
         self.json = JSON_BUDGET_FACTOR * reply_chars + JSON_BUDGET_MIN
@@ -72,7 +101,7 @@ class _Budget:
                     continue
                 self.json -= len(text)
             else:
-                if len(text) > min(self.literal, MAX_LITERAL_CHARS) or text[:1] != "{":
+                if len(text) > MAX_LITERAL_CHARS or len(text) > self.literal or not text.startswith("{"):
                     continue
                 self.literal -= len(text)
             try:
@@ -108,10 +137,14 @@ def _has_trace_key(found: tuple[dict[str, Any], str] | None) -> bool:
 
 
 def _key_spans(text: str, keys: Sequence[int]) -> list[tuple[int, int]]:
-    """The spans of ``adapters.core.text.brace_spans`` that contain one of the sorted positions ``keys``, the span
-    that closes last first (at most ``MAX_BALANCED_ATTEMPTS``), in at most ``MAX_SCAN_TOKENS`` regex matches."""
-    found: _Spans = deque(maxlen=MAX_BALANCED_ATTEMPTS)
-    stack: list[list[int]] = []  # runs of unclosed "{": [first position, how many are open]
+    """The balanced ``{...}`` spans of ``text`` that contain one of the sorted positions ``keys``, the span that closes
+    last first, at most ``MAX_BALANCED_ATTEMPTS`` of them.  The spans are those of ``adapters.core.text.brace_spans``
+    (quotes tracked only inside braces, a quote ends at its closing quote or a newline, backslash escapes).  Outside
+    braces one match skips prose and flat ``{...}`` pairs (no brace or quote inside); inside braces one match skips
+    to and takes the next run of braces or the next whole quoted string.  Each match is a token; at most
+    ``MAX_SCAN_TOKENS`` are read."""
+    found: deque[tuple[int, int]] = deque(maxlen=MAX_BALANCED_ATTEMPTS)
+    stack: list[list[int]] = []  # runs of unclosed "{": [position of the first, how many are still open]
     position, length = 0, len(text)
     for _ in range(MAX_SCAN_TOKENS):
         if not stack:  # outside braces: quotes do not count
@@ -133,8 +166,9 @@ def _key_spans(text: str, keys: Sequence[int]) -> list[tuple[int, int]]:
     return list(reversed(found))
 
 
-def _flat_pairs(text: str, start: int, end: int, keys: Sequence[int], found: _Spans) -> None:
-    """Keep the flat ``{...}`` pairs of ``text[start:end]`` (prose and flat pairs only) that contain a key."""
+def _flat_pairs(text: str, start: int, end: int, keys: Sequence[int], found: deque[tuple[int, int]]) -> None:
+    """Keep the flat ``{...}`` pairs of ``text[start:end]`` (prose and flat pairs only) that contain a key.  Every
+    "{" there opens a flat pair that closes at the next "}"; each character is looked at a bounded number of times."""
     previous, pair = start, (-1, -1)
     for index in range(bisect.bisect_left(keys, start), bisect.bisect_left(keys, end)):
         key = keys[index]
@@ -146,8 +180,9 @@ def _flat_pairs(text: str, start: int, end: int, keys: Sequence[int], found: _Sp
         previous = key
 
 
-def _close(stack: list[list[int]], closing: int, count: int, keys: Sequence[int], found: _Spans) -> None:
-    """Close ``count`` braces at ``closing``: pop them from ``stack`` (innermost first), keeping the spans that
+def _close(stack: list[list[int]], closing: int, count: int, keys: Sequence[int],
+           found: deque[tuple[int, int]]) -> None:
+    """Close ``count`` braces at ``closing``..: pop them from ``stack`` (innermost first) and keep the spans that
     contain a key (only the last ``MAX_BALANCED_ATTEMPTS`` of a run can matter); unmatched "}" are ignored."""
     while count and stack:
         run = stack[-1]
@@ -166,7 +201,8 @@ def _close(stack: list[list[int]], closing: int, count: int, keys: Sequence[int]
 
 
 def find_trace_object(text: str) -> tuple[dict[str, Any], str] | None:
-    """(the trace object, its parse path) of a reply text, in the README's search order; None when nothing parses."""
+    """(the trace object, its parse path) of a reply text, in the module docstring's search order; None when
+    nothing parses."""
     budget = _Budget(len(text))
     for candidate, need_key in _candidates(text).items():
         found = budget.parse(candidate) if candidate else None
